@@ -1,0 +1,43 @@
+// A blocking facade for applications that do not run an io_context.
+#pragma once
+
+#include <redlock/client.hpp>
+
+#include <memory>
+#include <string>
+
+namespace redlock {
+
+/// Runs a redlock::client on an io_context of its own, in a background
+/// thread, and waits for each operation. Safe to call from several threads
+/// at once. The overloads without an error_code throw
+/// boost::system::system_error on failure.
+class blocking_client {
+ public:
+  explicit blocking_client(client_config config);
+  ~blocking_client();
+  blocking_client(const blocking_client&) = delete;
+  blocking_client& operator=(const blocking_client&) = delete;
+
+  /// See client::async_lock. Throws on failure (not_acquired included).
+  lock acquire(std::string resource, const lock_options& options = {});
+  /// Returns an empty lock and sets `ec` on failure.
+  lock acquire(std::string resource, const lock_options& options, error_code& ec);
+
+  /// See client::async_unlock; returns the number of nodes the key was removed from.
+  std::size_t release(const lock& held);
+  std::size_t release(const lock& held, error_code& ec);
+
+  /// See client::async_extend; returns the extended lock.
+  lock extend(const lock& held, milliseconds ttl);
+  lock extend(const lock& held, milliseconds ttl, error_code& ec);
+
+  /// The asynchronous client underneath, for mixing styles.
+  client& async_client() noexcept;
+
+ private:
+  struct runner;
+  std::unique_ptr<runner> runner_;
+};
+
+}  // namespace redlock

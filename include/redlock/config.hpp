@@ -1,0 +1,111 @@
+// Configuration of a redlock client and options of a lock operation.
+#pragma once
+
+#include <redlock/error.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace redlock {
+
+using std::chrono::milliseconds;
+
+/// One independent Redis master.
+struct node_config {
+  std::string host = "127.0.0.1";
+  std::uint16_t port = 6379;
+  std::string username;  ///< ACL user; empty means AUTH with the password only.
+  std::string password;  ///< Empty means no AUTH.
+  int database = 0;      ///< SELECTed after connecting when not 0.
+};
+
+/// Capped exponential backoff with jitter, used to reconnect to a node.
+struct reconnect_policy {
+  milliseconds initial_delay{50};
+  milliseconds max_delay{2000};
+  double jitter = 0.5;  ///< Fraction of the delay that is randomised, in [0, 1].
+};
+
+/// How a failed acquire is retried. Every failed attempt is first released on
+/// all nodes; the next attempt starts after a randomised delay.
+struct retry_policy {
+  enum class backoff { fixed, exponential };
+
+  backoff mode = backoff::fixed;
+  /// Attempts in all, the first one included; 0 means no limit other than the
+  /// caller's wait deadline (lock_options::wait_timeout).
+  unsigned max_attempts = 3;
+  milliseconds base_delay{100};  ///< Fixed delay, or the first exponential delay.
+  milliseconds max_delay{1000};  ///< Cap of the exponential delay.
+  double jitter = 0.5;           ///< Delay is scaled by a random factor in [1-jitter, 1+jitter].
+
+  /// One attempt, no retry.
+  static retry_policy try_once() { return {backoff::fixed, 1, milliseconds{0}, milliseconds{0}, 0.0}; }
+  static retry_policy fixed(milliseconds delay, unsigned attempts, double jitter = 0.5) {
+    return {backoff::fixed, attempts, delay, delay, jitter};
+  }
+  static retry_policy exponential(milliseconds base, milliseconds cap, unsigned attempts,
+                                  double jitter = 0.5) {
+    return {backoff::exponential, attempts, base, cap, jitter};
+  }
+};
+
+/// Options of one acquire.
+struct lock_options {
+  milliseconds ttl{10000};  ///< Expiry of the key on each node.
+  /// Per-node request timeout; 0 picks ttl/20, at least 1 ms and at most 500 ms.
+  milliseconds request_timeout{0};
+  /// Success needs at least this much validity left when the quorum is reached
+  /// (and always more than zero).
+  milliseconds min_validity{0};
+  retry_policy retry{};
+  /// Give up once this much time has passed since the call; 0 means no limit
+  /// other than retry.max_attempts.
+  milliseconds wait_timeout{0};
+};
+
+enum class log_level { debug, info, warning, error };
+
+/// Receives the library's log lines. The default writes warnings and errors
+/// to stderr.
+using log_sink = std::function<void(log_level, std::string_view)>;
+
+/// Configuration of a client.
+struct client_config {
+  std::vector<node_config> nodes;
+  /// Prepended to every resource name: the key in Redis is prefix + resource.
+  std::string key_prefix;
+  /// Clock drift allowance: drift = ttl * drift_factor + 2 ms.
+  double drift_factor = 0.01;
+  milliseconds connect_timeout{1000};
+  reconnect_policy reconnect{};
+  log_sink log{};
+};
+
+/// Thrown by the client's constructor for an invalid configuration; code()
+/// says which rule was broken, what() also names the offending node.
+class config_error : public std::invalid_argument {
+ public:
+  config_error(errc code, const std::string& what) : std::invalid_argument(what), code_(code) {}
+  error_code code() const noexcept { return make_error_code(code_); }
+
+ private:
+  errc code_;
+};
+
+/// Checks a client configuration; throws config_error naming the problem.
+/// Returns the warnings (even or small N) that the client logs.
+std::vector<std::string> validate(const client_config& config);
+
+/// Checks one acquire's arguments; returns the errc that names the problem.
+error_code validate(std::string_view resource, const lock_options& options, double drift_factor);
+
+/// The request timeout actually used for these options.
+milliseconds effective_request_timeout(const lock_options& options) noexcept;
+
+}  // namespace redlock

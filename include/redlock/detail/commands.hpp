@@ -1,0 +1,42 @@
+// Every Redis command and Lua script the library sends, in one place.
+// Commands come out already in RESP form, ready to be written.
+#pragma once
+
+#include <chrono>
+#include <initializer_list>
+#include <string>
+#include <string_view>
+
+namespace redlock::detail {
+
+struct lua_script {
+  std::string_view body;
+  std::string sha1;  ///< What SCRIPT LOAD would return for `body`.
+};
+
+/// Deletes KEYS[1] only while it holds ARGV[1] (our token); returns 1 or 0.
+const lua_script& release_script();
+/// Sets KEYS[1] to expire in ARGV[2] ms only while it holds ARGV[1]; returns 1 or 0.
+const lua_script& extend_script();
+
+/// RESP encoding of one command (formatted by hiredis).
+std::string format_command(std::initializer_list<std::string_view> args);
+
+/// SET key token NX PX ttl: OK when set, nil when the key exists.
+std::string acquire_command(std::string_view key, std::string_view token,
+                            std::chrono::milliseconds ttl);
+/// Scripts go out as EVALSHA; EVAL (which also caches the script) answers
+/// a NOSCRIPT error from a node whose cache was flushed.
+enum class script_call { evalsha, eval };
+
+std::string release_command(std::string_view key, std::string_view token,
+                            script_call how = script_call::evalsha);
+std::string extend_command(std::string_view key, std::string_view token,
+                           std::chrono::milliseconds ttl, script_call how = script_call::evalsha);
+
+/// Connection set-up.
+std::string auth_command(std::string_view username, std::string_view password);
+std::string select_command(int database);
+std::string script_load_command(const lua_script& script);
+
+}  // namespace redlock::detail

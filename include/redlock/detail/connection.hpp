@@ -1,0 +1,101 @@
+// One long-lived, pipelined connection to one Redis node. Asio owns the
+// socket; hiredis only parses replies.
+#pragma once
+
+#include <redlock/config.hpp>
+#include <redlock/detail/asio.hpp>
+#include <redlock/detail/logger.hpp>
+#include <redlock/detail/reply.hpp>
+#include <redlock/detail/timer.hpp>
+#include <redlock/detail/unique_function.hpp>
+
+#include <boost/asio/ip/tcp.hpp>
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+struct redisReader;
+
+namespace redlock::detail {
+
+struct connection_settings {
+  std::chrono::milliseconds connect_timeout{1000};
+  reconnect_policy reconnect{};
+  logger log{};
+};
+
+/// Commands are written in the order send() is called and their replies
+/// matched in that order. Each callback is called exactly once: with the
+/// reply, or with an error if the connection fails or shuts down first.
+/// A caller that stopped waiting (a timeout) simply ignores its callback;
+/// the reply still consumes its own slot, so it can never be mistaken for
+/// the reply to a later command.
+///
+/// While connecting, commands wait; while reconnecting after a failure
+/// (capped exponential backoff with jitter) they fail at once with the error
+/// that broke the connection. All members must be called on the strand.
+class connection : public std::enable_shared_from_this<connection> {
+ public:
+  using callback = unique_function<void(error_code, const reply&)>;
+
+  connection(strand_type strand, node_config node, connection_settings settings);
+  ~connection();
+  connection(const connection&) = delete;
+  connection& operator=(const connection&) = delete;
+
+  /// Starts connecting (and reconnecting after failures) until shutdown().
+  void start();
+  /// Queues a RESP-formatted command.
+  void send(std::string command, callback done);
+  /// Closes for good; everything pending fails with errc::connection_closed.
+  void shutdown();
+
+  bool ready() const noexcept { return state_ == state::ready; }
+  const node_config& node() const noexcept { return node_; }
+
+ private:
+  enum class state { idle, connecting, handshaking, ready, backoff, closed };
+  struct waiting_command {
+    std::string command;
+    callback done;
+  };
+
+  void connect();
+  void on_connected();
+  void on_handshake_reply(error_code ec, const reply& r, bool last);
+  void become_ready();
+  void enqueue_write(std::string_view command, callback done);
+  void write();
+  void read();
+  void on_read(std::size_t bytes);
+  void fail(error_code ec);
+  void schedule_reconnect();
+  std::string describe() const;
+
+  strand_type strand_;
+  node_config node_;
+  connection_settings settings_;
+  boost::asio::ip::tcp::resolver resolver_;
+  boost::asio::ip::tcp::socket socket_;
+  timer connect_timer_;
+  timer reconnect_timer_;
+
+  state state_ = state::idle;
+  /// Bumped on every (re)connect, so handlers of an older socket do nothing.
+  std::uint64_t generation_ = 0;
+  unsigned consecutive_failures_ = 0;
+  error_code last_error_{};
+
+  std::string pending_output_;  ///< Commands queued while a write is in flight.
+  std::string writing_;         ///< The buffer being written.
+  bool write_in_flight_ = false;
+  std::deque<callback> awaiting_reply_;      ///< One per command written or queued, in order.
+  std::deque<waiting_command> not_connected_;  ///< Sent before the connection was ready.
+  std::vector<char> read_buffer_;
+  std::unique_ptr<redisReader, void (*)(redisReader*)> reader_;
+};
+
+}  // namespace redlock::detail

@@ -1,0 +1,88 @@
+// The quorum and validity rules of one round of votes (an acquire attempt or
+// an extend), as a state machine without I/O or clock reads: callers feed it
+// node answers and the current time, so tests can drive it with a fake clock.
+#pragma once
+
+#include <redlock/clock.hpp>
+#include <redlock/error.hpp>
+#include <redlock/lock.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <vector>
+
+namespace redlock::detail {
+
+/// floor(n/2)+1: a majority of the configured nodes, reachable or not.
+constexpr std::size_t quorum_of(std::size_t nodes) noexcept { return nodes / 2 + 1; }
+
+/// The clock-drift allowance: ttl * drift_factor + 2 ms (the 2 ms cover the
+/// granularity of Redis' expiry).
+clock::duration drift_allowance(std::chrono::milliseconds ttl, double drift_factor) noexcept;
+
+struct round_rules {
+  std::chrono::milliseconds ttl{};
+  double drift_factor = 0.01;
+  /// Validity that must be left when the quorum is reached; success always
+  /// needs more than zero.
+  clock::duration min_validity{};
+  /// The result of a quorum reached at or after this instant is thrown away
+  /// (an extend must finish while the old validity lasts); max() = none.
+  clock::time_point hard_deadline = clock::time_point::max();
+  /// Reported when nodes refusing (key held by someone else, or not ours
+  /// any more) make the quorum impossible.
+  errc refusal_error = errc::not_acquired;
+};
+
+class quorum_fsm {
+ public:
+  enum class state { pending, reached, failed };
+
+  quorum_fsm(std::size_t nodes, round_rules rules);
+
+  /// Begins a round at `start`, forgetting the previous one.
+  void start(clock::time_point start);
+
+  /// A node's answer. Answers from a node that already has one, and any
+  /// answer once the round is decided, are ignored: a late vote never counts.
+  state on_granted(std::size_t node, clock::time_point now);
+  state on_refused(std::size_t node, clock::time_point now);
+  state on_failed(std::size_t node, error_code error, clock::time_point now);
+  /// The request timeout: every node still pending has failed.
+  state on_timeout(clock::time_point now);
+
+  state current() const noexcept { return state_; }
+  /// Set once the round has failed.
+  error_code error() const noexcept { return error_; }
+  /// start + ttl - drift: until then the key is held on the granting nodes.
+  /// Meaningful once reached.
+  clock::time_point validity_deadline() const noexcept { return validity_deadline_; }
+  /// From start to the answer that completed the quorum.
+  clock::duration elapsed() const noexcept { return elapsed_; }
+
+  std::size_t nodes() const noexcept { return outcomes_.size(); }
+  std::size_t quorum() const noexcept { return quorum_of(outcomes_.size()); }
+  std::size_t granted() const noexcept { return granted_; }
+  std::size_t refused() const noexcept { return refused_; }
+  std::size_t failed() const noexcept { return failed_; }
+  const std::vector<node_outcome>& outcomes() const noexcept { return outcomes_; }
+
+ private:
+  bool accepts(std::size_t node) const noexcept;
+  state decide(clock::time_point now);
+  error_code failure_cause() const;
+
+  round_rules rules_;
+  clock::duration drift_;
+  std::vector<node_outcome> outcomes_;
+  clock::time_point start_{};
+  clock::time_point validity_deadline_{};
+  clock::duration elapsed_{};
+  std::size_t granted_ = 0;
+  std::size_t refused_ = 0;
+  std::size_t failed_ = 0;
+  state state_ = state::pending;
+  error_code error_{};
+};
+
+}  // namespace redlock::detail

@@ -1,0 +1,15 @@
+// Randomness: lock tokens from the OS CSPRNG, jitter from a cheap generator.
+#pragma once
+
+#include <string>
+
+namespace redlock::detail {
+
+/// 128 bits from getrandom(2), as 32 lowercase hex characters. Throws
+/// std::system_error if the kernel cannot supply them.
+std::string make_token();
+
+/// Uniform in [0, 1), for jitter only (not for anything secret).
+double unit_random() noexcept;
+
+}  // namespace redlock::detail

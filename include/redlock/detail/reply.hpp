@@ -1,0 +1,31 @@
+// A parsed Redis reply as the operations see it.
+#pragma once
+
+#include <redlock/error.hpp>
+
+#include <cstddef>
+#include <string_view>
+
+namespace redlock::detail {
+
+/// A view of one reply; `text` points into the parser's memory and is valid
+/// only during the callback that receives it.
+struct reply {
+  enum class kind { status, error, integer, string, nil, array };
+  kind type = kind::nil;
+  long long integer = 0;
+  std::string_view text;
+  std::size_t elements = 0;
+
+  bool is_ok() const noexcept { return type == kind::status && text == "OK"; }
+  bool is_error() const noexcept { return type == kind::error; }
+};
+
+/// The error a node's error reply stands for: authentication_failed for
+/// NOAUTH / WRONGPASS, server_error otherwise.
+error_code classify_error_reply(std::string_view text) noexcept;
+
+/// True for a NOSCRIPT error: the node's script cache lacks the script.
+bool is_noscript(const reply& r) noexcept;
+
+}  // namespace redlock::detail

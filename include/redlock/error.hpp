@@ -1,0 +1,60 @@
+// Error codes of the redlock library and their category.
+#pragma once
+
+#include <redlock/detail/asio.hpp>
+
+#include <type_traits>
+
+namespace redlock {
+
+using error_code = boost::system::error_code;
+
+/// Every error the library reports itself. Errors from the network
+/// (connection refused, reset, ...) are passed through as Asio's codes.
+enum class errc {
+  // Outcomes of lock operations.
+  not_acquired = 1,       ///< The resource is held by another owner on too many nodes.
+  quorum_unreachable,     ///< Too few nodes answered for a majority to be possible.
+  validity_expired,       ///< A majority agreed, but too late: no validity time was left.
+  lock_expired,           ///< The lock's validity had ended before the operation started.
+  lock_lost,              ///< Extend: the lock no longer holds on a majority of nodes.
+
+  // Per-node failures.
+  node_timeout,           ///< The node did not answer within the request timeout.
+  node_unavailable,       ///< No connection to the node (it is being re-established).
+  authentication_failed,  ///< AUTH was refused (wrong user name or password).
+  server_error,           ///< The node answered with an error reply.
+  protocol_error,         ///< The node's reply could not be parsed or was unexpected.
+  connection_closed,      ///< The client shut down before the node answered.
+
+  // Invalid arguments and configuration.
+  empty_resource,            ///< The resource name is empty.
+  invalid_ttl,               ///< The TTL is zero or negative.
+  ttl_within_drift,          ///< The TTL is not larger than the clock-drift allowance.
+  invalid_request_timeout,   ///< The per-node request timeout is not smaller than the TTL.
+  invalid_drift_factor,      ///< The drift factor is negative or not below 1.
+  invalid_retry_policy,      ///< A retry or wait delay is negative, the base exceeds the cap, or jitter is outside [0, 1].
+  invalid_min_validity,      ///< min_validity is negative or not smaller than the TTL.
+  not_a_lock,                ///< The lock handle is empty (default-constructed or moved from).
+  no_nodes,                  ///< The configuration lists no nodes.
+  duplicate_node,            ///< Two nodes in the configuration share host and port.
+  invalid_node,              ///< A node has an empty host, port 0 or a negative database.
+};
+
+/// The category of #errc. Its name is "redlock".
+const boost::system::error_category& error_category() noexcept;
+
+inline error_code make_error_code(errc e) noexcept {
+  return {static_cast<int>(e), error_category()};
+}
+
+/// True for the codes that report a bad argument or configuration; these
+/// also compare equal to boost::system::errc::invalid_argument.
+bool is_invalid_argument(const error_code& ec) noexcept;
+
+}  // namespace redlock
+
+namespace boost::system {
+template <>
+struct is_error_code_enum<redlock::errc> : std::true_type {};
+}  // namespace boost::system

@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# The project's one test command (README and CI call it).
+# Usage: scripts/test.sh [ctest args...]     e.g. scripts/test.sh -R unit
+# Stages: default build (build/), then, unless REDLOCK_SANITIZERS=0,
+# ASan+UBSan (build-asan/) and TSan (build-tsan/). Each stage builds and runs
+# ctest; all stages run even if one fails, and the exit status is non-zero if
+# any failed.
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+ctest_args=("$@")
+
+"$root/scripts/deps.sh"
+
+# Tests start their own redis-servers under this directory; we own its cleanup
+# so that a crashing test cannot leave servers running.
+REDLOCK_TEST_TMPDIR=$(mktemp -d "${TMPDIR:-/tmp}/redlock-test.XXXXXX")
+export REDLOCK_TEST_TMPDIR
+
+# Kill every process named by a *.pid file under the test dir. The check on
+# comm/cmdline keeps a stale pidfile whose pid was reused from hitting an
+# unrelated process (redis renames itself "redis-server host:port", so its
+# comm is what identifies it).
+reap() {
+  local f pid comm cmdline i
+  local -a pids=()
+  [[ -d "$REDLOCK_TEST_TMPDIR" ]] || return 0
+  while IFS= read -r -d '' f; do
+    pid=$(tr -dc '0-9' <"$f" 2>/dev/null || true)
+    [[ -n "$pid" ]] || continue
+    comm=$(cat "/proc/$pid/comm" 2>/dev/null) || continue
+    cmdline=$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null || true)
+    if [[ "$comm" == redis* || "$cmdline" == *"$REDLOCK_TEST_TMPDIR"* ]]; then
+      echo "test.sh: killing leftover process $pid ($comm) from $f" >&2
+      kill -TERM "$pid" 2>/dev/null || true
+      pids+=("$pid")
+    fi
+  done < <(find "$REDLOCK_TEST_TMPDIR" -type f -name '*.pid' -print0 2>/dev/null)
+  for pid in "${pids[@]+"${pids[@]}"}"; do
+    for ((i = 0; i < 50; i++)); do
+      kill -0 "$pid" 2>/dev/null || break
+      sleep 0.1
+    done
+    kill -KILL "$pid" 2>/dev/null || true
+  done
+}
+
+# shellcheck disable=SC2317 # invoked via trap
+cleanup() {
+  reap
+  rm -rf -- "$REDLOCK_TEST_TMPDIR"
+}
+trap cleanup EXIT
+# Turn INT/TERM into a normal exit so the EXIT trap runs and reports failure.
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# Sanitizer runtime options: our defaults first, the caller's appended so they win.
+san_env=(
+  "ASAN_OPTIONS=detect_leaks=1:halt_on_error=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
+  "UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
+  "TSAN_OPTIONS=halt_on_error=1${TSAN_OPTIONS:+:$TSAN_OPTIONS}"
+)
+
+# GCC 12's TSan cannot map its shadow memory when the kernel randomises mmap
+# with more than 28 bits ("unexpected memory mapping"); run it without ASLR then.
+tsan_prefix=()
+rnd_bits=$(cat /proc/sys/vm/mmap_rnd_bits 2>/dev/null || echo 0)
+if ((rnd_bits > 28)) && command -v setarch >/dev/null; then
+  tsan_prefix=(setarch "$(uname -m)" -R)
+fi
+
+summary=()
+failed=0
+
+# run_stage NAME BUILD_DIR "ENV..." -- [cmake args...]
+#   ENV entries are VAR=value words (or a command prefix) put before ctest.
+run_stage() {
+  local name=$1 dir=$2 start rc=0 result
+  shift 2
+  local -a prefix=()
+  while (($# > 0)) && [[ "$1" != -- ]]; do
+    prefix+=("$1")
+    shift
+  done
+  (($# > 0)) && shift # drop the --
+
+  start=$SECONDS
+  echo "=== stage $name: build $dir ==="
+  if ! "$root/scripts/build.sh" "$dir" "$@"; then
+    result="FAIL  $name: build failed"
+    failed=1
+  else
+    echo "=== stage $name: ctest $dir ==="
+    env "${prefix[@]+"${prefix[@]}"}" \
+      ctest --test-dir "$root/$dir" --output-on-failure -j2 \
+      "${ctest_args[@]+"${ctest_args[@]}"}" || rc=$?
+    if ((rc == 0)); then
+      result="PASS  $name"
+    else
+      result="FAIL  $name: ctest exit $rc"
+      failed=1
+    fi
+  fi
+  # Servers leaked by one stage must not hold ports in the next.
+  reap
+  result+=" ($((SECONDS - start)) s)"
+  echo "--- $result"
+  summary+=("$result")
+}
+
+run_stage default build --
+if [[ "${REDLOCK_SANITIZERS:-1}" != 0 ]]; then
+  run_stage asan+ubsan build-asan "${san_env[@]}" \
+    -- -DREDLOCK_SANITIZE=address,undefined
+  run_stage tsan build-tsan "${san_env[@]}" "${tsan_prefix[@]+"${tsan_prefix[@]}"}" \
+    -- -DREDLOCK_SANITIZE=thread
+else
+  summary+=("SKIP  sanitizers (REDLOCK_SANITIZERS=0)")
+fi
+
+echo "=== summary ==="
+printf '%s\n' "${summary[@]}"
+exit "$failed"

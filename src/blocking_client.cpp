@@ -1,0 +1,94 @@
+#include <redlock/blocking_client.hpp>
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/system/system_error.hpp>
+
+#include <future>
+#include <optional>
+#include <thread>
+#include <tuple>
+
+namespace redlock {
+namespace {
+
+// Starts an operation with a callback token and blocks until it completes.
+template <class Result, class Start>
+Result wait_for(Start start, error_code& ec) {
+  std::promise<std::pair<error_code, Result>> promise;
+  auto future = promise.get_future();
+  start([&promise](error_code e, Result r) { promise.set_value({e, std::move(r)}); });
+  auto [error, result] = future.get();
+  ec = error;
+  return std::move(result);
+}
+
+void throw_if(const error_code& ec, const char* what) {
+  if (ec) throw boost::system::system_error(ec, what);
+}
+
+}  // namespace
+
+struct blocking_client::runner {
+  boost::asio::io_context context{1};
+  boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work{
+      context.get_executor()};
+  std::optional<client> async;
+  std::thread thread;
+
+  explicit runner(client_config config) {
+    async.emplace(context.get_executor(), std::move(config));
+    thread = std::thread([this] { context.run(); });
+  }
+
+  ~runner() {
+    async.reset();  // posts the shutdown, which ends all the client's work
+    work.reset();
+    thread.join();
+  }
+};
+
+blocking_client::blocking_client(client_config config)
+    : runner_(std::make_unique<runner>(std::move(config))) {}
+
+blocking_client::~blocking_client() = default;
+
+client& blocking_client::async_client() noexcept { return *runner_->async; }
+
+lock blocking_client::acquire(std::string resource, const lock_options& options, error_code& ec) {
+  return wait_for<lock>(
+      [&](auto handler) { runner_->async->async_lock(std::move(resource), options, std::move(handler)); },
+      ec);
+}
+
+lock blocking_client::acquire(std::string resource, const lock_options& options) {
+  error_code ec;
+  auto result = acquire(std::move(resource), options, ec);
+  throw_if(ec, "redlock: acquire");
+  return result;
+}
+
+std::size_t blocking_client::release(const lock& held, error_code& ec) {
+  return wait_for<std::size_t>(
+      [&](auto handler) { runner_->async->async_unlock(held, std::move(handler)); }, ec);
+}
+
+std::size_t blocking_client::release(const lock& held) {
+  error_code ec;
+  const auto removed = release(held, ec);
+  throw_if(ec, "redlock: release");
+  return removed;
+}
+
+lock blocking_client::extend(const lock& held, milliseconds ttl, error_code& ec) {
+  return wait_for<lock>(
+      [&](auto handler) { runner_->async->async_extend(held, ttl, std::move(handler)); }, ec);
+}
+
+lock blocking_client::extend(const lock& held, milliseconds ttl) {
+  error_code ec;
+  auto result = extend(held, ttl, ec);
+  throw_if(ec, "redlock: extend");
+  return result;
+}
+
+}  // namespace redlock

@@ -1,0 +1,85 @@
+#include <redlock/config.hpp>
+#include <redlock/detail/quorum_fsm.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+#include <utility>
+
+namespace redlock {
+
+std::vector<std::string> validate(const client_config& config) {
+  if (config.nodes.empty()) {
+    throw config_error(errc::no_nodes, "redlock: invalid configuration: no Redis nodes configured");
+  }
+  std::set<std::pair<std::string, std::uint16_t>> seen;
+  for (std::size_t i = 0; i < config.nodes.size(); ++i) {
+    const auto& node = config.nodes[i];
+    if (node.host.empty() || node.port == 0 || node.database < 0) {
+      throw config_error(errc::invalid_node,
+                         fmt::format("redlock: invalid configuration: node {} ('{}:{}', database {}) "
+                                     "needs a host, a non-zero port and a database >= 0",
+                                     i, node.host, node.port, node.database));
+    }
+    if (!seen.emplace(node.host, node.port).second) {
+      throw config_error(errc::duplicate_node,
+                         fmt::format("redlock: invalid configuration: node {}:{} is listed twice; "
+                                     "Redlock needs N distinct, independent masters",
+                                     node.host, node.port));
+    }
+  }
+  if (!(config.drift_factor >= 0.0 && config.drift_factor < 1.0)) {
+    throw config_error(errc::invalid_drift_factor,
+                       fmt::format("redlock: invalid configuration: drift_factor {} is not in [0, 1)",
+                                   config.drift_factor));
+  }
+  const auto& reconnect = config.reconnect;
+  if (reconnect.initial_delay.count() <= 0 || reconnect.max_delay < reconnect.initial_delay ||
+      !(reconnect.jitter >= 0.0 && reconnect.jitter <= 1.0) || config.connect_timeout.count() <= 0) {
+    throw config_error(errc::invalid_retry_policy,
+                       "redlock: invalid configuration: connect_timeout and reconnect delays must "
+                       "be positive, initial_delay <= max_delay, jitter in [0, 1]");
+  }
+
+  std::vector<std::string> warnings;
+  const auto n = config.nodes.size();
+  if (n < 3) {
+    warnings.push_back(fmt::format(
+        "redlock: {} node(s) configured: with fewer than 3 the lock cannot survive the loss of a "
+        "node",
+        n));
+  } else if (n % 2 == 0) {
+    warnings.push_back(fmt::format(
+        "redlock: {} nodes configured: an even N tolerates no more failures than N-1 ({} of {} "
+        "must agree)",
+        n, detail::quorum_of(n), n));
+  }
+  return warnings;
+}
+
+milliseconds effective_request_timeout(const lock_options& options) noexcept {
+  if (options.request_timeout.count() > 0) return options.request_timeout;
+  return std::clamp(options.ttl / 20, milliseconds{1}, milliseconds{500});
+}
+
+error_code validate(std::string_view resource, const lock_options& options, double drift_factor) {
+  if (resource.empty()) return errc::empty_resource;
+  if (options.ttl.count() <= 0) return errc::invalid_ttl;
+  if (options.ttl <= detail::drift_allowance(options.ttl, drift_factor)) return errc::ttl_within_drift;
+  if (options.request_timeout.count() < 0 || options.request_timeout >= options.ttl) {
+    return errc::invalid_request_timeout;
+  }
+  const auto& retry = options.retry;
+  if (retry.base_delay.count() < 0 || retry.max_delay.count() < 0 ||
+      (retry.mode == retry_policy::backoff::exponential && retry.base_delay > retry.max_delay) ||
+      !(retry.jitter >= 0.0 && retry.jitter <= 1.0) || options.wait_timeout.count() < 0) {
+    return errc::invalid_retry_policy;
+  }
+  if (options.min_validity.count() < 0 || options.min_validity >= options.ttl) {
+    return errc::invalid_min_validity;
+  }
+  return {};
+}
+
+}  // namespace redlock

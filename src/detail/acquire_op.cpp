@@ -1,0 +1,134 @@
+#include "detail/operations.hpp"
+
+#include <redlock/detail/backoff.hpp>
+#include <redlock/detail/random.hpp>
+
+namespace redlock::detail {
+namespace {
+
+round_rules acquire_rules(const lock_options& options, double drift_factor) {
+  round_rules rules;
+  rules.ttl = options.ttl;
+  rules.drift_factor = drift_factor;
+  rules.min_validity = options.min_validity;
+  rules.refusal_error = errc::not_acquired;
+  return rules;
+}
+
+}  // namespace
+
+acquire_op::acquire_op(std::shared_ptr<client_core> core, std::string resource,
+                       lock_options options, completion<error_code, lock> done)
+    : core_(std::move(core)),
+      resource_(std::move(resource)),
+      key_(core_->key_for(resource_)),
+      options_(options),
+      request_timeout_(effective_request_timeout(options)),
+      done_(std::move(done)),
+      fsm_(core_->size(), acquire_rules(options, core_->config().drift_factor)),
+      timer_(core_->strand()) {
+  core_->enroll(this);
+}
+
+acquire_op::~acquire_op() { core_->withdraw(this); }
+
+void acquire_op::run() {
+  if (core_->closed()) return complete(boost::asio::error::operation_aborted, {});
+  if (auto ec = validate(resource_, options_, core_->config().drift_factor)) {
+    return complete(ec, {});
+  }
+  if (options_.wait_timeout.count() > 0) wait_deadline_ = clock::now() + options_.wait_timeout;
+  attempt();
+}
+
+void acquire_op::attempt() {
+  const auto attempt = ++attempt_;
+  token_ = make_token();
+  const auto command = acquire_command(key_, token_, options_.ttl);
+  auto self = shared_from_this();
+
+  // Elapsed time counts from before the first send.
+  const auto start = clock::now();
+  fsm_.start(start);
+  for (std::size_t i = 0; i < core_->size(); ++i) {
+    core_->node(i).send(command, [self, attempt, i](error_code ec, const reply& r) {
+      self->on_reply(attempt, i, ec, r);
+    });
+  }
+  timer_.expires_at(start + request_timeout_);
+  timer_.async_wait([self, attempt](error_code ec) {
+    if (!ec) self->on_timeout(attempt);
+  });
+}
+
+void acquire_op::on_reply(std::uint64_t attempt, std::size_t node, error_code ec,
+                          const reply& r) {
+  // A reply to an earlier attempt, or one after the verdict, is no vote.
+  if (attempt != attempt_ || fsm_.current() != quorum_fsm::state::pending || !done_) return;
+  const auto now = clock::now();
+  if (ec) return settle(fsm_.on_failed(node, ec, now));
+  if (r.is_ok()) return settle(fsm_.on_granted(node, now));
+  if (r.type == reply::kind::nil) return settle(fsm_.on_refused(node, now));
+  if (r.is_error()) return settle(fsm_.on_failed(node, classify_error_reply(r.text), now));
+  settle(fsm_.on_failed(node, errc::protocol_error, now));
+}
+
+void acquire_op::on_timeout(std::uint64_t attempt) {
+  if (attempt != attempt_ || !done_) return;
+  settle(fsm_.on_timeout(clock::now()));
+}
+
+void acquire_op::settle(quorum_fsm::state state) {
+  if (state == quorum_fsm::state::pending) return;
+  timer_.cancel();
+  if (state == quorum_fsm::state::reached) {
+    return complete({}, lock(resource_, token_, options_.ttl, fsm_.validity_deadline(),
+                             fsm_.outcomes()));
+  }
+
+  // Undo the attempt on every node: a SET may have landed where the answer
+  // was lost or late. Wait for the nodes that are answering, not for those
+  // that timed out (their release is queued behind their SET).
+  std::vector<bool> await(core_->size());
+  const auto timed_out = make_error_code(errc::node_timeout);
+  for (std::size_t i = 0; i < await.size(); ++i) {
+    const auto& outcome = fsm_.outcomes()[i];
+    await[i] = !(outcome.state == node_outcome::status::failed && outcome.error == timed_out);
+  }
+  auto release = std::make_shared<release_op>(
+      core_, key_, token_, request_timeout_, std::move(await),
+      [self = shared_from_this()](release_op::result) { self->on_released(); });
+  release->run();
+}
+
+void acquire_op::on_released() {
+  if (core_->closed()) return complete(boost::asio::error::operation_aborted, {});
+  const auto error = fsm_.error();
+  const auto next = next_attempt_at(options_.retry, static_cast<unsigned>(attempt_),
+                                    clock::now(), wait_deadline_, unit_random());
+  if (!next) {
+    return complete(error, lock(resource_, {}, options_.ttl, {}, fsm_.outcomes()));
+  }
+  timer_.expires_at(*next);
+  timer_.async_wait([self = shared_from_this()](error_code ec) {
+    if (!ec && self->done_) self->attempt();
+  });
+}
+
+void acquire_op::abort() {
+  // Only the retry pause needs ending here; every other wait ends when the
+  // connections shut down.
+  timer_.cancel();
+  if (fsm_.current() != quorum_fsm::state::pending) {
+    complete(boost::asio::error::operation_aborted, {});
+  }
+}
+
+void acquire_op::complete(error_code ec, lock result) {
+  if (!done_) return;
+  auto done = std::move(done_);
+  done_ = {};
+  done(ec, std::move(result));
+}
+
+}  // namespace redlock::detail

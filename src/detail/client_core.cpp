@@ -1,0 +1,68 @@
+#include "detail/client_core.hpp"
+#include "detail/operations.hpp"
+
+#include <redlock/config.hpp>
+
+namespace redlock::detail {
+
+client_core::client_core(boost::asio::any_io_executor executor, client_config config)
+    : strand_(boost::asio::make_strand(executor)), config_(std::move(config)) {
+  const logger log(config_.log);
+  for (const auto& warning : validate(config_)) log(log_level::warning, warning);
+  connections_.reserve(config_.nodes.size());
+  for (const auto& node : config_.nodes) {
+    connections_.push_back(std::make_shared<connection>(
+        strand_, node, connection_settings{config_.connect_timeout, config_.reconnect, log}));
+  }
+}
+
+void client_core::start() {
+  boost::asio::post(strand_, [self = shared_from_this()] {
+    if (self->closed_) return;
+    for (auto& c : self->connections_) c->start();
+  });
+}
+
+void client_core::shutdown() {
+  if (closed_) return;
+  closed_ = true;
+  // Copy: aborting may complete operations, which withdraw themselves.
+  const std::vector<abortable*> running(running_.begin(), running_.end());
+  for (auto* op : running) op->abort();
+  for (auto& c : connections_) c->shutdown();
+}
+
+std::string client_core::key_for(std::string_view resource) const {
+  std::string key;
+  key.reserve(config_.key_prefix.size() + resource.size());
+  key.append(config_.key_prefix).append(resource);
+  return key;
+}
+
+void client_core::acquire(std::string resource, lock_options options,
+                       completion<error_code, redlock::lock> done) {
+  std::make_shared<acquire_op>(shared_from_this(), std::move(resource), options, std::move(done))
+      ->run();
+}
+
+void client_core::release(redlock::lock held, completion<error_code, std::size_t> done) {
+  if (held.empty()) return done(errc::not_a_lock, 0);
+  const auto timeout = effective_request_timeout(lock_options{.ttl = held.ttl()});
+  auto op = std::make_shared<release_op>(
+      shared_from_this(), key_for(held.resource()), held.token(), timeout,
+      std::vector<bool>(size(), true),
+      [this, self = shared_from_this(), done = std::move(done)](release_op::result r) mutable {
+        if (closed_) return done(boost::asio::error::operation_aborted, r.removed);
+        const error_code ec = r.answered >= quorum_of(size()) ? error_code{}
+                                                              : error_code(errc::quorum_unreachable);
+        done(ec, r.removed);
+      });
+  op->run();
+}
+
+void client_core::extend(redlock::lock held, milliseconds ttl,
+                         completion<error_code, redlock::lock> done) {
+  std::make_shared<extend_op>(shared_from_this(), std::move(held), ttl, std::move(done))->run();
+}
+
+}  // namespace redlock::detail

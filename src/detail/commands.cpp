@@ -1,0 +1,101 @@
+#include <redlock/detail/commands.hpp>
+#include <redlock/detail/sha1.hpp>
+
+#include <hiredis.h>
+
+#include <array>
+#include <charconv>
+#include <cstdlib>
+#include <new>
+
+namespace redlock::detail {
+namespace {
+
+lua_script make_script(std::string_view body) { return {body, sha1_hex(body)}; }
+
+// Decimal text of a number, without allocating.
+struct decimal {
+  explicit decimal(long long value) {
+    const auto result = std::to_chars(digits.data(), digits.data() + digits.size(), value);
+    length = static_cast<std::size_t>(result.ptr - digits.data());
+  }
+  std::string_view view() const { return {digits.data(), length}; }
+  std::array<char, 24> digits{};
+  std::size_t length = 0;
+};
+
+std::string_view verb(script_call how) { return how == script_call::evalsha ? "EVALSHA" : "EVAL"; }
+
+std::string_view script_text(const lua_script& script, script_call how) {
+  return how == script_call::evalsha ? std::string_view(script.sha1) : script.body;
+}
+
+}  // namespace
+
+const lua_script& release_script() {
+  static const lua_script script = make_script(
+      "if redis.call('get', KEYS[1]) == ARGV[1] then\n"
+      "  return redis.call('del', KEYS[1])\n"
+      "end\n"
+      "return 0\n");
+  return script;
+}
+
+const lua_script& extend_script() {
+  static const lua_script script = make_script(
+      "if redis.call('get', KEYS[1]) == ARGV[1] then\n"
+      "  return redis.call('pexpire', KEYS[1], ARGV[2])\n"
+      "end\n"
+      "return 0\n");
+  return script;
+}
+
+std::string format_command(std::initializer_list<std::string_view> args) {
+  std::array<const char*, 8> argv{};
+  std::array<std::size_t, 8> lengths{};
+  std::size_t argc = 0;
+  for (auto arg : args) {
+    argv.at(argc) = arg.data();
+    lengths.at(argc) = arg.size();
+    ++argc;
+  }
+  char* formatted = nullptr;
+  const int size = redisFormatCommandArgv(&formatted, static_cast<int>(argc), argv.data(),
+                                          lengths.data());
+  if (size < 0 || formatted == nullptr) throw std::bad_alloc();
+  std::string command(formatted, static_cast<std::size_t>(size));
+  redisFreeCommand(formatted);
+  return command;
+}
+
+std::string acquire_command(std::string_view key, std::string_view token,
+                            std::chrono::milliseconds ttl) {
+  const decimal ms(ttl.count());
+  return format_command({"SET", key, token, "NX", "PX", ms.view()});
+}
+
+std::string release_command(std::string_view key, std::string_view token, script_call how) {
+  return format_command({verb(how), script_text(release_script(), how), "1", key, token});
+}
+
+std::string extend_command(std::string_view key, std::string_view token,
+                           std::chrono::milliseconds ttl, script_call how) {
+  const decimal ms(ttl.count());
+  return format_command({verb(how), script_text(extend_script(), how), "1", key, token, ms.view()});
+}
+
+std::string auth_command(std::string_view username, std::string_view password) {
+  if (username.empty()) return format_command({"AUTH", password});
+  return format_command({"AUTH", username, password});
+}
+
+std::string select_command(int database) {
+  const decimal db(database);
+  return format_command({"SELECT", db.view()});
+}
+
+std::string script_load_command(const lua_script& script) {
+  return format_command({"SCRIPT", "LOAD", script.body});
+}
+
+}  // namespace redlock::detail

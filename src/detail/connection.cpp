@@ -1,0 +1,266 @@
+#include <redlock/detail/backoff.hpp>
+#include <redlock/detail/commands.hpp>
+#include <redlock/detail/connection.hpp>
+#include <redlock/detail/random.hpp>
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/write.hpp>
+#include <fmt/format.h>
+#include <hiredis.h>
+
+namespace redlock::detail {
+namespace {
+
+constexpr std::size_t read_chunk = 16 * 1024;
+
+reply view_of(const redisReply& r) {
+  reply out;
+  switch (r.type) {
+    case REDIS_REPLY_STATUS: out.type = reply::kind::status; break;
+    case REDIS_REPLY_ERROR: out.type = reply::kind::error; break;
+    case REDIS_REPLY_INTEGER: out.type = reply::kind::integer; break;
+    case REDIS_REPLY_STRING: out.type = reply::kind::string; break;
+    case REDIS_REPLY_ARRAY: out.type = reply::kind::array; break;
+    default: out.type = reply::kind::nil; break;
+  }
+  out.integer = r.integer;
+  if (r.str != nullptr) out.text = std::string_view(r.str, r.len);
+  out.elements = r.elements;
+  return out;
+}
+
+struct reply_deleter {
+  void operator()(void* r) const { freeReplyObject(r); }
+};
+
+}  // namespace
+
+connection::connection(strand_type strand, node_config node, connection_settings settings)
+    : strand_(strand),
+      node_(std::move(node)),
+      settings_(std::move(settings)),
+      resolver_(strand_),
+      socket_(strand_),
+      connect_timer_(strand_),
+      reconnect_timer_(strand_),
+      read_buffer_(read_chunk),
+      reader_(redisReaderCreate(), &redisReaderFree) {
+  if (!reader_) throw std::bad_alloc();
+}
+
+connection::~connection() = default;
+
+std::string connection::describe() const { return fmt::format("{}:{}", node_.host, node_.port); }
+
+void connection::start() {
+  if (state_ == state::idle) connect();
+}
+
+void connection::connect() {
+  state_ = state::connecting;
+  const auto generation = ++generation_;
+  auto self = shared_from_this();
+
+  connect_timer_.expires_after(settings_.connect_timeout);
+  connect_timer_.async_wait([this, self, generation](error_code ec) {
+    if (ec || generation != generation_ || state_ != state::connecting) return;
+    fail(boost::asio::error::timed_out);
+  });
+
+  resolver_.async_resolve(
+      node_.host, std::to_string(node_.port),
+      [this, self, generation](error_code ec, boost::asio::ip::tcp::resolver::results_type endpoints) {
+        if (generation != generation_ || state_ != state::connecting) return;
+        if (ec) return fail(ec);
+        boost::asio::async_connect(
+            socket_, endpoints,
+            [this, self, generation](error_code ec, const boost::asio::ip::tcp::endpoint&) {
+              if (generation != generation_ || state_ != state::connecting) return;
+              if (ec) return fail(ec);
+              on_connected();
+            });
+      });
+}
+
+void connection::on_connected() {
+  connect_timer_.cancel();
+  error_code ignored;
+  socket_.set_option(boost::asio::ip::tcp::no_delay(true), ignored);
+  socket_.set_option(boost::asio::socket_base::keep_alive(true), ignored);
+  state_ = state::handshaking;
+
+  // AUTH and SELECT must succeed; SCRIPT LOAD only warms the script cache
+  // (a user without the SCRIPT permission still works through EVAL).
+  std::vector<std::string> setup;
+  if (!node_.password.empty()) setup.push_back(auth_command(node_.username, node_.password));
+  if (node_.database != 0) setup.push_back(select_command(node_.database));
+  const std::size_t required = setup.size();
+  setup.push_back(script_load_command(release_script()));
+  setup.push_back(script_load_command(extend_script()));
+
+  auto self = shared_from_this();
+  for (std::size_t i = 0; i < setup.size(); ++i) {
+    const bool must_succeed = i < required;
+    const bool last = i + 1 == setup.size();
+    enqueue_write(setup[i], [this, self, must_succeed, last](error_code ec, const reply& r) {
+      if (!ec && r.is_error() && must_succeed) ec = classify_error_reply(r.text);
+      on_handshake_reply(ec, r, last);
+    });
+  }
+  read();
+}
+
+void connection::on_handshake_reply(error_code ec, const reply& r, bool last) {
+  if (state_ != state::handshaking) return;
+  if (ec) {
+    settings_.log(log_level::error,
+                  fmt::format("redlock: node {}: connection set-up refused: {}{}", describe(),
+                              ec.message(), r.is_error() ? fmt::format(" ({})", r.text) : ""));
+    return fail(ec);
+  }
+  if (last) become_ready();
+}
+
+void connection::become_ready() {
+  state_ = state::ready;
+  if (consecutive_failures_ > 0) {
+    settings_.log(log_level::info, fmt::format("redlock: node {}: reconnected", describe()));
+  }
+  consecutive_failures_ = 0;
+  last_error_ = {};
+  auto queued = std::move(not_connected_);
+  not_connected_.clear();
+  for (auto& command : queued) enqueue_write(command.command, std::move(command.done));
+}
+
+void connection::send(std::string command, callback done) {
+  switch (state_) {
+    case state::ready:
+      enqueue_write(command, std::move(done));
+      return;
+    case state::idle:
+    case state::connecting:
+    case state::handshaking:
+      not_connected_.push_back({std::move(command), std::move(done)});
+      return;
+    case state::backoff:
+    case state::closed: {
+      // Fail fast: a down node must not cost the caller a request timeout.
+      const error_code ec = state_ == state::closed ? error_code(errc::connection_closed)
+                            : last_error_           ? last_error_
+                                                    : error_code(errc::node_unavailable);
+      boost::asio::post(strand_, [done = std::move(done), ec]() mutable { done(ec, reply{}); });
+      return;
+    }
+  }
+}
+
+void connection::enqueue_write(std::string_view command, callback done) {
+  pending_output_.append(command);
+  awaiting_reply_.push_back(std::move(done));
+  if (!write_in_flight_) write();
+}
+
+void connection::write() {
+  // Everything queued since the last write goes out in one write.
+  writing_.clear();
+  writing_.swap(pending_output_);
+  write_in_flight_ = true;
+  const auto generation = generation_;
+  boost::asio::async_write(socket_, boost::asio::buffer(writing_),
+                           [this, self = shared_from_this(), generation](error_code ec, std::size_t) {
+                             if (generation != generation_) return;
+                             write_in_flight_ = false;
+                             if (ec) return fail(ec);
+                             if (!pending_output_.empty()) write();
+                           });
+}
+
+void connection::read() {
+  const auto generation = generation_;
+  socket_.async_read_some(boost::asio::buffer(read_buffer_),
+                          [this, self = shared_from_this(), generation](error_code ec, std::size_t n) {
+                            if (generation != generation_) return;
+                            if (ec) return fail(ec);
+                            on_read(n);
+                          });
+}
+
+void connection::on_read(std::size_t bytes) {
+  const auto generation = generation_;
+  if (redisReaderFeed(reader_.get(), read_buffer_.data(), bytes) != REDIS_OK) {
+    return fail(errc::protocol_error);
+  }
+  for (;;) {
+    void* raw = nullptr;
+    if (redisReaderGetReply(reader_.get(), &raw) != REDIS_OK) return fail(errc::protocol_error);
+    if (raw == nullptr) break;
+    std::unique_ptr<void, reply_deleter> owned(raw);
+    if (awaiting_reply_.empty()) return fail(errc::protocol_error);  // a reply nobody asked for
+    auto done = std::move(awaiting_reply_.front());
+    awaiting_reply_.pop_front();
+    done(error_code{}, view_of(*static_cast<const redisReply*>(raw)));
+    // The callback may have shut the connection down.
+    if (generation != generation_) return;
+  }
+  read();
+}
+
+void connection::fail(error_code ec) {
+  if (state_ == state::closed || state_ == state::backoff) return;
+  if (state_ == state::ready || state_ == state::handshaking) {
+    settings_.log(log_level::warning,
+                  fmt::format("redlock: node {}: connection lost: {}", describe(), ec.message()));
+  }
+  last_error_ = ec;
+  ++consecutive_failures_;
+  state_ = state::backoff;
+  schedule_reconnect();
+
+  auto awaiting = std::move(awaiting_reply_);
+  auto waiting = std::move(not_connected_);
+  awaiting_reply_.clear();
+  not_connected_.clear();
+  for (auto& done : awaiting) done(ec, reply{});
+  for (auto& command : waiting) command.done(ec, reply{});
+}
+
+void connection::schedule_reconnect() {
+  ++generation_;
+  error_code ignored;
+  socket_.close(ignored);
+  resolver_.cancel();
+  connect_timer_.cancel();
+  pending_output_.clear();
+  write_in_flight_ = false;
+  reader_.reset(redisReaderCreate());  // a reader that saw a protocol error stays broken
+  if (!reader_) throw std::bad_alloc();
+
+  reconnect_timer_.expires_after(
+      reconnect_delay(settings_.reconnect, consecutive_failures_, unit_random()));
+  reconnect_timer_.async_wait([this, self = shared_from_this()](error_code ec) {
+    if (ec || state_ != state::backoff) return;
+    connect();
+  });
+}
+
+void connection::shutdown() {
+  if (state_ == state::closed) return;
+  state_ = state::closed;
+  ++generation_;
+  error_code ignored;
+  socket_.close(ignored);
+  resolver_.cancel();
+  connect_timer_.cancel();
+  reconnect_timer_.cancel();
+
+  auto awaiting = std::move(awaiting_reply_);
+  auto waiting = std::move(not_connected_);
+  awaiting_reply_.clear();
+  not_connected_.clear();
+  const error_code ec = errc::connection_closed;
+  for (auto& done : awaiting) done(ec, reply{});
+  for (auto& command : waiting) command.done(ec, reply{});
+}
+
+}  // namespace redlock::detail

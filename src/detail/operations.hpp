@@ -1,0 +1,104 @@
+// The lock operations. Each fans one command out to every node, feeds the
+// answers to a quorum_fsm (or counts them), and owns one timer.
+#pragma once
+
+#include "detail/client_core.hpp"
+
+#include <redlock/detail/commands.hpp>
+#include <redlock/detail/quorum_fsm.hpp>
+
+#include <functional>
+
+namespace redlock::detail {
+
+/// Sends a script command built by `build` to `node`; on NOSCRIPT (the
+/// node's script cache was flushed) sends it again as EVAL.
+void send_script(connection& node, std::function<std::string(script_call)> build,
+                 connection::callback done);
+
+/// Runs the release script for one token on the nodes and counts the
+/// answers. Nodes not in `await` get the command but are not waited for
+/// (a node that timed out on the acquire: its SET may still land, and the
+/// release follows it on the same connection).
+class release_op final : public abortable, public std::enable_shared_from_this<release_op> {
+ public:
+  struct result {
+    std::size_t removed = 0;   ///< Nodes where our key was deleted.
+    std::size_t answered = 0;  ///< Nodes that answered at all.
+  };
+
+  release_op(std::shared_ptr<client_core> core, std::string key, std::string token,
+             milliseconds timeout, std::vector<bool> await,
+             unique_function<void(result)> done);
+  ~release_op();
+  void run();
+  void abort() override;
+
+ private:
+  void on_reply(std::size_t node, error_code ec, const reply& r);
+  void finish();
+
+  std::shared_ptr<client_core> core_;
+  std::string key_;
+  std::string token_;
+  milliseconds timeout_;
+  std::vector<bool> await_;
+  unique_function<void(result)> done_;
+  timer timer_;
+  std::size_t outstanding_ = 0;
+  result result_{};
+};
+
+/// client::async_lock: attempts, releases after failed ones, retries.
+class acquire_op final : public abortable, public std::enable_shared_from_this<acquire_op> {
+ public:
+  acquire_op(std::shared_ptr<client_core> core, std::string resource, lock_options options,
+             completion<error_code, lock> done);
+  ~acquire_op();
+  void run();
+  void abort() override;
+
+ private:
+  void attempt();
+  void on_reply(std::uint64_t attempt, std::size_t node, error_code ec, const reply& r);
+  void on_timeout(std::uint64_t attempt);
+  void settle(quorum_fsm::state state);
+  void on_released();
+  void complete(error_code ec, lock result);
+
+  std::shared_ptr<client_core> core_;
+  std::string resource_;
+  std::string key_;
+  lock_options options_;
+  milliseconds request_timeout_;
+  completion<error_code, lock> done_;
+  quorum_fsm fsm_;
+  timer timer_;
+  std::string token_;
+  std::uint64_t attempt_ = 0;
+  clock::time_point wait_deadline_ = clock::time_point::max();
+};
+
+/// client::async_extend.
+class extend_op final : public abortable, public std::enable_shared_from_this<extend_op> {
+ public:
+  extend_op(std::shared_ptr<client_core> core, lock held, milliseconds ttl,
+            completion<error_code, lock> done);
+  ~extend_op();
+  void run();
+  void abort() override;
+
+ private:
+  void on_reply(std::size_t node, error_code ec, const reply& r);
+  void settle(quorum_fsm::state state);
+
+  std::shared_ptr<client_core> core_;
+  lock held_;
+  milliseconds ttl_;
+  completion<error_code, lock> done_;
+  quorum_fsm fsm_;
+  timer timer_;
+  bool finished_ = false;
+};
+
+}  // namespace redlock::detail

@@ -1,0 +1,102 @@
+#include <redlock/detail/quorum_fsm.hpp>
+
+#include <algorithm>
+
+namespace redlock::detail {
+
+using status = node_outcome::status;
+
+clock::duration drift_allowance(std::chrono::milliseconds ttl, double drift_factor) noexcept {
+  const auto scaled = std::chrono::duration<double, std::milli>(ttl.count() * drift_factor);
+  return std::chrono::duration_cast<clock::duration>(scaled) + std::chrono::milliseconds(2);
+}
+
+quorum_fsm::quorum_fsm(std::size_t nodes, round_rules rules)
+    : rules_(rules), drift_(drift_allowance(rules.ttl, rules.drift_factor)), outcomes_(nodes) {}
+
+void quorum_fsm::start(clock::time_point start) {
+  std::fill(outcomes_.begin(), outcomes_.end(), node_outcome{});
+  start_ = start;
+  validity_deadline_ = {};
+  elapsed_ = {};
+  granted_ = refused_ = failed_ = 0;
+  state_ = state::pending;
+  error_ = {};
+}
+
+bool quorum_fsm::accepts(std::size_t node) const noexcept {
+  return state_ == state::pending && node < outcomes_.size() &&
+         outcomes_[node].state == status::pending;
+}
+
+quorum_fsm::state quorum_fsm::on_granted(std::size_t node, clock::time_point now) {
+  if (!accepts(node)) return state_;
+  outcomes_[node].state = status::acquired;
+  ++granted_;
+  return decide(now);
+}
+
+quorum_fsm::state quorum_fsm::on_refused(std::size_t node, clock::time_point now) {
+  if (!accepts(node)) return state_;
+  outcomes_[node].state = status::held_elsewhere;
+  ++refused_;
+  return decide(now);
+}
+
+quorum_fsm::state quorum_fsm::on_failed(std::size_t node, error_code error,
+                                        clock::time_point now) {
+  if (!accepts(node)) return state_;
+  outcomes_[node] = {status::failed, error};
+  ++failed_;
+  return decide(now);
+}
+
+quorum_fsm::state quorum_fsm::on_timeout(clock::time_point now) {
+  if (state_ != state::pending) return state_;
+  for (auto& outcome : outcomes_) {
+    if (outcome.state == status::pending) {
+      outcome = {status::failed, make_error_code(errc::node_timeout)};
+      ++failed_;
+    }
+  }
+  return decide(now);
+}
+
+quorum_fsm::state quorum_fsm::decide(clock::time_point now) {
+  if (granted_ >= quorum()) {
+    elapsed_ = now - start_;
+    validity_deadline_ = start_ + rules_.ttl - drift_;
+    const auto validity = validity_deadline_ - now;
+    if (now >= rules_.hard_deadline) {
+      error_ = make_error_code(errc::lock_expired);
+      state_ = state::failed;
+    } else if (validity <= clock::duration::zero() || validity < rules_.min_validity) {
+      error_ = make_error_code(errc::validity_expired);
+      state_ = state::failed;
+    } else {
+      state_ = state::reached;
+    }
+    return state_;
+  }
+  // Fail as soon as the nodes that have not said no can no longer make a majority.
+  if (refused_ + failed_ > nodes() - quorum()) {
+    error_ = failure_cause();
+    state_ = state::failed;
+  }
+  return state_;
+}
+
+error_code quorum_fsm::failure_cause() const {
+  // Failures alone would have sunk the round: the nodes are the problem.
+  if (failed_ > nodes() - quorum()) {
+    const auto auth = make_error_code(errc::authentication_failed);
+    const bool all_auth = std::all_of(outcomes_.begin(), outcomes_.end(), [&](const auto& o) {
+      return o.state != status::failed || o.error == auth;
+    });
+    // Wrong credentials are a configuration error worth naming as such.
+    return all_auth ? auth : make_error_code(errc::quorum_unreachable);
+  }
+  return make_error_code(rules_.refusal_error);
+}
+
+}  // namespace redlock::detail

@@ -1,0 +1,59 @@
+#include "detail/operations.hpp"
+
+namespace redlock::detail {
+
+release_op::release_op(std::shared_ptr<client_core> core, std::string key, std::string token,
+                       milliseconds timeout, std::vector<bool> await,
+                       unique_function<void(result)> done)
+    : core_(std::move(core)),
+      key_(std::move(key)),
+      token_(std::move(token)),
+      timeout_(timeout),
+      await_(std::move(await)),
+      done_(std::move(done)),
+      timer_(core_->strand()) {
+  core_->enroll(this);
+}
+
+release_op::~release_op() { core_->withdraw(this); }
+
+void release_op::run() {
+  auto self = shared_from_this();
+  for (std::size_t i = 0; i < core_->size(); ++i) {
+    if (await_[i]) ++outstanding_;
+    send_script(
+        core_->node(i),
+        [key = key_, token = token_](script_call how) { return release_command(key, token, how); },
+        [self, i](error_code ec, const reply& r) { self->on_reply(i, ec, r); });
+  }
+  if (outstanding_ == 0) {
+    // Nothing to wait for; still complete from a handler, not from here.
+    boost::asio::post(core_->strand(), [self] { self->finish(); });
+    return;
+  }
+  timer_.expires_after(timeout_);
+  timer_.async_wait([self](error_code ec) {
+    if (!ec) self->finish();
+  });
+}
+
+void release_op::on_reply(std::size_t node, error_code ec, const reply& r) {
+  if (!done_) return;
+  if (!ec && r.type == reply::kind::integer) {
+    ++result_.answered;
+    if (r.integer == 1) ++result_.removed;
+  }
+  if (await_[node] && --outstanding_ == 0) finish();
+}
+
+void release_op::abort() { finish(); }
+
+void release_op::finish() {
+  if (!done_) return;
+  timer_.cancel();
+  auto done = std::move(done_);
+  done_ = {};
+  done(result_);
+}
+
+}  // namespace redlock::detail

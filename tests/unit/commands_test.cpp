@@ -1,0 +1,72 @@
+// Command formatting and script identities.
+#include <redlock/detail/commands.hpp>
+#include <redlock/detail/reply.hpp>
+#include <redlock/detail/sha1.hpp>
+
+#include <catch2/catch.hpp>
+
+using namespace std::chrono_literals;
+using namespace redlock::detail;
+
+TEST_CASE("sha1 matches the FIPS 180 test vectors", "[unit][sha1]") {
+  CHECK(sha1_hex("") == "da39a3ee5e6b4b0d3255bfef95601890afd80709");
+  CHECK(sha1_hex("abc") == "a9993e364706816aba3e25717850c26c9cd0d89d");
+  CHECK(sha1_hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq") ==
+        "84983e441c3bd26ebaae4aa1f95129e5e54670f1");
+  CHECK(sha1_hex(std::string(1000000, 'a')) == "34aa973cd4c4daa4f61eeb2bdbad27316534016f");
+}
+
+TEST_CASE("scripts are named by the SHA-1 of their body", "[unit][commands]") {
+  CHECK(release_script().sha1 == sha1_hex(release_script().body));
+  CHECK(extend_script().sha1 == sha1_hex(extend_script().body));
+  CHECK(release_script().sha1 != extend_script().sha1);
+}
+
+TEST_CASE("acquire is SET key token NX PX ttl in RESP", "[unit][commands]") {
+  CHECK(acquire_command("locks:job", "abc", 10000ms) ==
+        "*6\r\n$3\r\nSET\r\n$9\r\nlocks:job\r\n$3\r\nabc\r\n$2\r\nNX\r\n$2\r\nPX\r\n$5\r\n10000\r\n");
+}
+
+TEST_CASE("binary-safe arguments keep their length", "[unit][commands]") {
+  const std::string key("a\0b", 3);
+  CHECK(acquire_command(key, "t", 1ms) ==
+        std::string("*6\r\n$3\r\nSET\r\n$3\r\na\0b\r\n$1\r\nt\r\n$2\r\nNX\r\n$2\r\nPX\r\n$1\r\n1\r\n", 52));
+}
+
+TEST_CASE("release and extend go out as EVALSHA, or EVAL after NOSCRIPT", "[unit][commands]") {
+  const auto& sha = release_script().sha1;
+  CHECK(release_command("k", "t") ==
+        "*5\r\n$7\r\nEVALSHA\r\n$40\r\n" + sha + "\r\n$1\r\n1\r\n$1\r\nk\r\n$1\r\nt\r\n");
+  const auto eval = release_command("k", "t", script_call::eval);
+  CHECK(eval.starts_with("*5\r\n$4\r\nEVAL\r\n"));
+  CHECK(eval.find(std::string(release_script().body)) != std::string::npos);
+
+  const auto extend = extend_command("k", "t", 2500ms);
+  CHECK(extend.starts_with("*6\r\n$7\r\nEVALSHA\r\n$40\r\n" + extend_script().sha1));
+  CHECK(extend.ends_with("$4\r\n2500\r\n"));
+  CHECK(extend_command("k", "t", 2500ms, script_call::eval).starts_with("*6\r\n$4\r\nEVAL\r\n"));
+}
+
+TEST_CASE("connection set-up commands", "[unit][commands]") {
+  CHECK(auth_command("", "pw") == "*2\r\n$4\r\nAUTH\r\n$2\r\npw\r\n");
+  CHECK(auth_command("user", "pw") == "*3\r\n$4\r\nAUTH\r\n$4\r\nuser\r\n$2\r\npw\r\n");
+  CHECK(select_command(12) == "*2\r\n$6\r\nSELECT\r\n$2\r\n12\r\n");
+  CHECK(script_load_command(extend_script()).starts_with("*3\r\n$6\r\nSCRIPT\r\n$4\r\nLOAD\r\n"));
+}
+
+TEST_CASE("error replies are classified", "[unit][reply]") {
+  CHECK(classify_error_reply("WRONGPASS invalid username-password pair or user is disabled.") ==
+        redlock::errc::authentication_failed);
+  CHECK(classify_error_reply("NOAUTH Authentication required.") ==
+        redlock::errc::authentication_failed);
+  CHECK(classify_error_reply("ERR AUTH <password> called without any password configured") ==
+        redlock::errc::authentication_failed);
+  CHECK(classify_error_reply("OOM command not allowed") == redlock::errc::server_error);
+
+  reply noscript{reply::kind::error, 0, "NOSCRIPT No matching script. Please use EVAL.", 0};
+  CHECK(is_noscript(noscript));
+  reply other{reply::kind::error, 0, "ERR something", 0};
+  CHECK_FALSE(is_noscript(other));
+  reply ok{reply::kind::status, 0, "OK", 0};
+  CHECK(ok.is_ok());
+}

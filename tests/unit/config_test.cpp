@@ -1,0 +1,120 @@
+// Configuration and argument validation: each mistake gets its own error.
+#include <redlock/config.hpp>
+
+#include <catch2/catch.hpp>
+
+using namespace std::chrono_literals;
+using redlock::errc;
+
+namespace {
+
+redlock::node_config node(std::uint16_t port) {
+  redlock::node_config n;
+  n.port = port;
+  return n;
+}
+
+redlock::client_config nodes(std::initializer_list<std::uint16_t> ports) {
+  redlock::client_config config;
+  for (auto p : ports) config.nodes.push_back(node(p));
+  return config;
+}
+
+errc config_error_of(const redlock::client_config& config) {
+  try {
+    redlock::validate(config);
+  } catch (const redlock::config_error& e) {
+    return static_cast<errc>(e.code().value());
+  }
+  return errc{};
+}
+
+}  // namespace
+
+TEST_CASE("client configuration errors are named", "[unit][config]") {
+  CHECK(config_error_of({}) == errc::no_nodes);
+  CHECK(config_error_of(nodes({7001, 7002, 7001})) == errc::duplicate_node);
+  CHECK(config_error_of(nodes({7001, 0, 7003})) == errc::invalid_node);
+
+  auto empty_host = nodes({7001, 7002, 7003});
+  empty_host.nodes[1].host.clear();
+  CHECK(config_error_of(empty_host) == errc::invalid_node);
+
+  auto drift = nodes({7001, 7002, 7003});
+  drift.drift_factor = 1.0;
+  CHECK(config_error_of(drift) == errc::invalid_drift_factor);
+  drift.drift_factor = -0.1;
+  CHECK(config_error_of(drift) == errc::invalid_drift_factor);
+
+  auto reconnect = nodes({7001, 7002, 7003});
+  reconnect.reconnect.max_delay = 1ms;
+  CHECK(config_error_of(reconnect) == errc::invalid_retry_policy);
+}
+
+TEST_CASE("the message names the offending node", "[unit][config]") {
+  try {
+    redlock::validate(nodes({7001, 7002, 7002}));
+    FAIL("expected a config_error");
+  } catch (const redlock::config_error& e) {
+    CHECK(std::string(e.what()).find("127.0.0.1:7002") != std::string::npos);
+  }
+}
+
+TEST_CASE("an even N or N < 3 is accepted with a warning", "[unit][config]") {
+  CHECK(redlock::validate(nodes({7001, 7002, 7003})).empty());
+  CHECK(redlock::validate(nodes({7001, 7002, 7003, 7004, 7005})).empty());
+  CHECK(redlock::validate(nodes({7001})).size() == 1);
+  CHECK(redlock::validate(nodes({7001, 7002})).size() == 1);
+  const auto even = redlock::validate(nodes({7001, 7002, 7003, 7004}));
+  REQUIRE(even.size() == 1);
+  CHECK(even[0].find("even") != std::string::npos);
+}
+
+TEST_CASE("lock arguments are validated", "[unit][config]") {
+  redlock::lock_options good;
+  CHECK_FALSE(redlock::validate("job", good, 0.01));
+  CHECK(redlock::validate("", good, 0.01) == errc::empty_resource);
+
+  auto options = good;
+  options.ttl = 0ms;
+  CHECK(redlock::validate("job", options, 0.01) == errc::invalid_ttl);
+  options.ttl = -5ms;
+  CHECK(redlock::validate("job", options, 0.01) == errc::invalid_ttl);
+  options.ttl = 2ms;  // drift alone is 2 ms
+  CHECK(redlock::validate("job", options, 0.01) == errc::ttl_within_drift);
+  options.ttl = 3ms;
+  CHECK_FALSE(redlock::validate("job", options, 0.01));
+
+  options = good;
+  options.request_timeout = options.ttl;
+  CHECK(redlock::validate("job", options, 0.01) == errc::invalid_request_timeout);
+  options.request_timeout = -1ms;
+  CHECK(redlock::validate("job", options, 0.01) == errc::invalid_request_timeout);
+
+  options = good;
+  options.retry = redlock::retry_policy::exponential(100ms, 10ms, 3);
+  CHECK(redlock::validate("job", options, 0.01) == errc::invalid_retry_policy);
+  options.retry = redlock::retry_policy::fixed(10ms, 3, 1.5);
+  CHECK(redlock::validate("job", options, 0.01) == errc::invalid_retry_policy);
+  options = good;
+  options.wait_timeout = -1ms;
+  CHECK(redlock::validate("job", options, 0.01) == errc::invalid_retry_policy);
+
+  options = good;
+  options.min_validity = options.ttl;
+  CHECK(redlock::validate("job", options, 0.01) == errc::invalid_min_validity);
+}
+
+TEST_CASE("request timeout defaults to a small fraction of the TTL", "[unit][config]") {
+  redlock::lock_options options;
+  options.ttl = 10000ms;
+  CHECK(redlock::effective_request_timeout(options) == 500ms);
+  options.ttl = 1000ms;
+  CHECK(redlock::effective_request_timeout(options) == 50ms);
+  options.ttl = 10ms;
+  CHECK(redlock::effective_request_timeout(options) == 1ms);
+  options.ttl = 60000ms;
+  CHECK(redlock::effective_request_timeout(options) == 500ms);
+  options.request_timeout = 30ms;
+  CHECK(redlock::effective_request_timeout(options) == 30ms);
+}

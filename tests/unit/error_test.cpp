@@ -1,0 +1,27 @@
+// The error category: names, messages, and the invalid-argument condition.
+#include <redlock/error.hpp>
+
+#include <catch2/catch.hpp>
+
+using redlock::errc;
+
+TEST_CASE("errors have their own category and clear messages", "[unit][error]") {
+  const redlock::error_code ec = errc::quorum_unreachable;
+  CHECK(std::string(ec.category().name()) == "redlock");
+  CHECK(ec.message().find("quorum") != std::string::npos);
+  CHECK(redlock::error_code(errc::authentication_failed).message().find("authentication") !=
+        std::string::npos);
+  for (int value = static_cast<int>(errc::not_acquired);
+       value <= static_cast<int>(errc::invalid_node); ++value) {
+    const redlock::error_code e(value, redlock::error_category());
+    CHECK(e.message().find("unknown") == std::string::npos);
+  }
+}
+
+TEST_CASE("argument errors compare equal to invalid_argument", "[unit][error]") {
+  CHECK(redlock::is_invalid_argument(errc::empty_resource));
+  CHECK(redlock::is_invalid_argument(errc::duplicate_node));
+  CHECK_FALSE(redlock::is_invalid_argument(errc::not_acquired));
+  CHECK(redlock::error_code(errc::node_timeout) == boost::system::errc::timed_out);
+  CHECK(redlock::error_code(errc::not_acquired) != boost::system::errc::invalid_argument);
+}
