@@ -10,7 +10,6 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
 #include <exception>
 #include <string>
 
@@ -38,17 +37,11 @@ asio::awaitable<void> report_job(redlock::client& locks) {
 
 int main(int argc, char** argv) {
   redlock::client_config config;  // the N independent Redis masters
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    const auto colon = arg.rfind(':');
-    const int port = colon == std::string::npos ? 0 : std::atoi(arg.c_str() + colon + 1);
-    if (port <= 0 || port > 65535) {
-      fmt::print(stderr, "usage: basic_usage [host:port ...]  (bad '{}')\n", arg);
-      return 2;
-    }
-    redlock::node_config& node = config.nodes.emplace_back();  // user, password, db: defaults
-    node.host = arg.substr(0, colon);
-    node.port = static_cast<std::uint16_t>(port);
+  try {
+    for (int i = 1; i < argc; ++i) config.nodes.push_back(redlock::parse_node(argv[i]));
+  } catch (const redlock::config_error& e) {
+    fmt::print(stderr, "usage: basic_usage [host:port ...]\n{}\n", e.what());
+    return 2;
   }
   for (std::uint16_t port = 7001; argc == 1 && port <= 7005; ++port) {
     config.nodes.emplace_back().port = port;  // default: five masters on 127.0.0.1
@@ -57,13 +50,13 @@ int main(int argc, char** argv) {
   // 1. Asynchronous client on your own io_context.
   asio::io_context io;
   redlock::client locks(io.get_executor(), config);  // throws config_error if invalid
-  asio::co_spawn(io, report_job(locks), [&io](std::exception_ptr e) {
+  asio::co_spawn(io, report_job(locks), [&locks](std::exception_ptr e) {
     try {
       if (e) std::rethrow_exception(e);
     } catch (const std::exception& ex) {
       fmt::print(stderr, "report-job failed: {}\n", ex.what());
     }
-    io.stop();  // the client's connections would keep run() going
+    locks.close();  // lets run() return once the connections are closed
   });
   io.run();
 

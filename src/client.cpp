@@ -12,7 +12,9 @@ client::client(executor_type executor, client_config config)
   core_->start();
 }
 
-client::~client() {
+client::~client() { close(); }
+
+void client::close() {
   boost::asio::post(core_->strand(), [core = core_] { core->shutdown(); });
 }
 

@@ -4,10 +4,45 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <set>
 #include <utility>
 
 namespace redlock {
+
+node_config parse_node(std::string_view text) {
+  const auto bad = [&] {
+    return config_error(errc::invalid_node,
+                        fmt::format("redlock: invalid node '{}': expected host:port", text));
+  };
+  const auto colon = text.rfind(':');
+  if (colon == std::string_view::npos || colon == 0) throw bad();
+  auto host = text.substr(0, colon);
+  if (host.front() == '[') {
+    if (host.size() < 3 || host.back() != ']') throw bad();
+    host = host.substr(1, host.size() - 2);
+  }
+  const auto digits = text.substr(colon + 1);
+  unsigned port = 0;
+  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), port);
+  if (ec != std::errc{} || end != digits.data() + digits.size() || port == 0 || port > 65535) {
+    throw bad();
+  }
+  node_config node;
+  node.host = std::string(host);
+  node.port = static_cast<std::uint16_t>(port);
+  return node;
+}
+
+std::vector<node_config> parse_nodes(std::string_view text) {
+  std::vector<node_config> nodes;
+  while (true) {
+    const auto comma = text.find(',');
+    nodes.push_back(parse_node(text.substr(0, comma)));
+    if (comma == std::string_view::npos) return nodes;
+    text.remove_prefix(comma + 1);
+  }
+}
 
 std::vector<std::string> validate(const client_config& config) {
   if (config.nodes.empty()) {

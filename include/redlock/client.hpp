@@ -40,6 +40,11 @@ class client {
   client& operator=(const client&) = delete;
 
   executor_type get_executor() const noexcept { return executor_; }
+
+  /// Closes the connections; pending and later operations complete with
+  /// boost::asio::error::operation_aborted, and once they have, the client
+  /// leaves no work on the executor (io_context::run() can return).
+  void close();
   const client_config& config() const noexcept;
   /// floor(N/2)+1 of the configured N.
   std::size_t quorum() const noexcept;
@@ -66,7 +71,7 @@ class client {
   /// - boost::asio::error::operation_aborted: the client was destroyed.
   /// On failure the lock is empty but its nodes() tell each node's outcome.
   ///
-  /// Cancellation: only by destroying the client.
+  /// Cancellation: only by close() or destroying the client.
   template <class CompletionToken>
   auto async_lock(std::string resource, lock_options options, CompletionToken&& token);
 

@@ -98,6 +98,12 @@ class config_error : public std::invalid_argument {
   errc code_;
 };
 
+/// Parses "host:port" ("[v6addr]:port" for IPv6); throws config_error
+/// (errc::invalid_node) naming the bad text.
+node_config parse_node(std::string_view text);
+/// Parses a comma-separated list of "host:port".
+std::vector<node_config> parse_nodes(std::string_view text);
+
 /// Checks a client configuration; throws config_error naming the problem.
 /// Returns the warnings (even or small N) that the client logs.
 std::vector<std::string> validate(const client_config& config);

@@ -73,7 +73,8 @@ void admin_client::connect() {
   if (context_->err != 0) {
     const std::string reason = context_->errstr;
     disconnect();
-    throw std::runtime_error(fmt::format("admin_client: connect to 127.0.0.1:{}: {}", port_, reason));
+    throw std::runtime_error(
+        fmt::format("admin_client: connect to 127.0.0.1:{}: {}", port_, reason));
   }
   if (redisSetTimeout(context_, to_timeval(timeout_)) != REDIS_OK) {
     disconnect();
@@ -123,8 +124,8 @@ admin_client::reply admin_client::command(const std::vector<std::string>& args) 
     argv.push_back(a.data());
     lengths.push_back(a.size());
   }
-  std::unique_ptr<redisReply, reply_deleter> r(static_cast<redisReply*>(redisCommandArgv(
-      context_, static_cast<int>(argv.size()), argv.data(), lengths.data())));
+  std::unique_ptr<redisReply, reply_deleter> r(static_cast<redisReply*>(
+      redisCommandArgv(context_, static_cast<int>(argv.size()), argv.data(), lengths.data())));
   if (!r) {
     // The context is unusable after an I/O error (a late reply would be
     // read as the answer to the next command): drop it.
@@ -139,7 +140,8 @@ admin_client::reply admin_client::command(const std::vector<std::string>& args) 
 admin_client::reply admin_client::checked(const std::vector<std::string>& args) {
   reply r = command(args);
   if (r.type == reply::kind::error) {
-    throw std::runtime_error(fmt::format("admin_client: {} on port {}: {}", args.at(0), port_, r.text));
+    throw std::runtime_error(
+        fmt::format("admin_client: {} on port {}: {}", args.at(0), port_, r.text));
   }
   return r;
 }

@@ -28,7 +28,7 @@ class admin_client {
   struct reply {
     enum class kind { string, status, error, integer, nil, array };
     kind type = kind::nil;
-    std::string text;     ///< string, status and error
+    std::string text;  ///< string, status and error
     long long integer = 0;
     std::vector<reply> elements;  ///< array
   };

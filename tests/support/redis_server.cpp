@@ -18,6 +18,7 @@
 #include <cstddef>
 #include <cstdlib>
 #include <fstream>
+#include <initializer_list>
 #include <iterator>
 #include <random>
 #include <stdexcept>
@@ -182,27 +183,30 @@ void redis_server::start() {
   // Not daemonized, so the pid is our child's. Readiness comes from the
   // systemd notify protocol: Debian's redis links libsystemd and, with
   // --supervised systemd, sends READY=1 to NOTIFY_SOCKET once it listens and
-  // has loaded its AOF. No connect polling, and no AUTH needed to check.
-  std::vector<std::string> args = {
-      "redis-server",  "--port",       std::to_string(port_),
-      "--bind",        "127.0.0.1",    "--dir",
-      dir_.string(),   "--logfile",    log_file().string(),
-      "--pidfile",     (dir_ / "redis.pid").string(),
-      "--daemonize",   "no",           "--supervised",
-      "systemd",       "--save",       "",
+  // has loaded its AOF. No connect polling, and no AUTH needed to check. (A
+  // redis without libsystemd never sends it: start() would time out, and the
+  // log would say "systemd supervision error".)
+  std::vector<std::string> args = {"redis-server"};
+  const auto add = [&args](std::initializer_list<std::string> more) {
+    args.insert(args.end(), more);
   };
+  add({"--port", std::to_string(port_), "--bind", "127.0.0.1"});
+  add({"--dir", dir_.string(), "--logfile", log_file().string()});
+  add({"--pidfile", (dir_ / "redis.pid").string()});
+  add({"--daemonize", "no", "--supervised", "systemd"});
+  add({"--save", ""});
   switch (options_.durability) {
     case persistence::none:
-      args.insert(args.end(), {"--appendonly", "no"});
+      add({"--appendonly", "no"});
       break;
     case persistence::aof_everysec:
-      args.insert(args.end(), {"--appendonly", "yes", "--appendfsync", "everysec"});
+      add({"--appendonly", "yes", "--appendfsync", "everysec"});
       break;
     case persistence::aof_always:
-      args.insert(args.end(), {"--appendonly", "yes", "--appendfsync", "always"});
+      add({"--appendonly", "yes", "--appendfsync", "always"});
       break;
   }
-  if (!options_.requirepass.empty()) args.insert(args.end(), {"--requirepass", options_.requirepass});
+  if (!options_.requirepass.empty()) add({"--requirepass", options_.requirepass});
   args.insert(args.end(), options_.extra_args.begin(), options_.extra_args.end());
 
   std::string notify_address;
@@ -226,8 +230,7 @@ void redis_server::start() {
   const unique_fd devnull(::open("/dev/null", O_RDWR | O_CLOEXEC));
   if (devnull.get() < 0) throw_errno("open /dev/null");
   // Its stderr goes to the log too, so config errors show in log_tail().
-  const unique_fd log(
-      ::open(log_file().c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644));
+  const unique_fd log(::open(log_file().c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644));
   if (log.get() < 0) throw_errno("open " + log_file().string());
   sigset_t no_signals;
   sigemptyset(&no_signals);
@@ -282,8 +285,8 @@ void redis_server::start() {
     ::poll(&pfd, 1, static_cast<int>(std::min<milliseconds::rep>(left.count(), 20)));
   }
   if (pid_ > 0) kill();
-  throw std::runtime_error(fmt::format("redis-server on port {} did not start ({}); {}:\n{}",
-                                       port_, failure, log_file().string(), log_tail()));
+  throw std::runtime_error(fmt::format("redis-server on port {} did not start ({}); {}:\n{}", port_,
+                                       failure, log_file().string(), log_tail()));
 }
 
 void redis_server::stop() {
@@ -304,7 +307,8 @@ void redis_server::kill() {
 }
 
 void redis_server::pause() {
-  if (pid_ <= 0) throw std::logic_error(fmt::format("redis-server on port {} is not running", port_));
+  if (pid_ <= 0)
+    throw std::logic_error(fmt::format("redis-server on port {} is not running", port_));
   if (paused_) return;
   ::kill(pid_, SIGSTOP);
   // Wait for the stop itself: SIGSTOP is delivered asynchronously.
@@ -320,12 +324,8 @@ void redis_server::pause() {
 
 void redis_server::resume() {
   if (pid_ <= 0 || !paused_) return;
+  // Unlike SIGSTOP, SIGCONT takes effect before kill() returns.
   ::kill(pid_, SIGCONT);
-  int status = 0;
-  if (waitpid_retry(pid_, &status, WCONTINUED) == pid_ && !WIFCONTINUED(status)) {
-    // It died while stopped (SIGKILL from elsewhere): it is reaped now.
-    forget();
-  }
   paused_ = false;
 }
 

@@ -57,7 +57,7 @@ class redis_server {
   void kill();
   /// SIGSTOP; returns once the process is stopped.
   void pause();
-  /// SIGCONT; returns once the process runs again. No-op unless paused.
+  /// SIGCONT. No-op unless paused.
   void resume();
   /// stop() (or kill() if crash) then start() on the same port and directory.
   void restart(bool crash = false);

@@ -192,6 +192,7 @@ TEST_CASE("a failed start reports the server's log", "[support]") {
   }
   CHECK_FALSE(clash.running());
 
-  redis_server bad(redlock::test::find_free_port(), {persistence::none, {}, {"--no-such-option", "x"}});
+  redis_server bad(redlock::test::find_free_port(),
+                   {persistence::none, {}, {"--no-such-option", "x"}});
   CHECK_THROWS_WITH(bad.start(), Catch::Contains("no-such-option"));
 }

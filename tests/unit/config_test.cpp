@@ -118,3 +118,24 @@ TEST_CASE("request timeout defaults to a small fraction of the TTL", "[unit][con
   options.request_timeout = 30ms;
   CHECK(redlock::effective_request_timeout(options) == 30ms);
 }
+
+TEST_CASE("host:port lists are parsed, bad ones named", "[unit][config]") {
+  const auto parsed = redlock::parse_nodes("127.0.0.1:7001,redis-b:7002,[::1]:7003");
+  REQUIRE(parsed.size() == 3);
+  CHECK(parsed[0].host == "127.0.0.1");
+  CHECK(parsed[0].port == 7001);
+  CHECK(parsed[1].host == "redis-b");
+  CHECK(parsed[2].host == "::1");
+  CHECK(parsed[2].port == 7003);
+  for (const char* bad : {"", "host", ":7001", "host:", "host:0", "host:70000", "host:7x",
+                          "a:1,,b:2", "[::1:7003"}) {
+    INFO(bad);
+    CHECK_THROWS_AS(redlock::parse_nodes(bad), redlock::config_error);
+  }
+  try {
+    redlock::parse_node("host:port");
+  } catch (const redlock::config_error& e) {
+    CHECK(std::string(e.what()).find("'host:port'") != std::string::npos);
+    CHECK(e.code() == errc::invalid_node);
+  }
+}

@@ -1,0 +1,402 @@
+// Acquiring against real Redis masters: what lands on the nodes, mutual
+// exclusion between clients and with foreign Redlock clients, quorum sizes,
+// and the validation of arguments and configuration.
+#include "test_env.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+using namespace redlock::itest;
+using redlock::errc;
+using redlock::error_code;
+
+namespace {
+
+bool is_lower_hex(const std::string& s) {
+  return std::all_of(s.begin(), s.end(),
+                     [](char c) { return std::isdigit(static_cast<unsigned char>(c)) || (c >= 'a' && c <= 'f'); });
+}
+
+/// The code of the config_error a client constructor threw for `config`;
+/// no error if it accepted the configuration.
+error_code config_rejection(boost::asio::io_context& io, redlock::client_config config) {
+  try {
+    redlock::client locks(io.get_executor(), std::move(config));
+  } catch (const redlock::config_error& e) {
+    return e.code();
+  }
+  return {};
+}
+
+}  // namespace
+
+TEST_CASE("lock sets prefix+resource = token with the TTL on every node; unlock deletes it everywhere",
+          "[integration]") {
+  env e;
+  redlock::client locks(e.io.get_executor(), e.config);
+  const auto key = e.key("orders");
+  const auto options = once(10s);
+
+  const auto before = redlock::clock::now();
+  auto got = acquire(e.io, locks, "orders", options);
+  const auto after = redlock::clock::now();
+  REQUIRE_FALSE(got.ec);
+  const auto& held = got.held;
+  INFO(describe_nodes(held));
+
+  CHECK_FALSE(held.empty());
+  CHECK(held.resource() == "orders");
+  CHECK(held.ttl() == 10s);
+
+  // The op completes as soon as a quorum said OK; the rest may not have
+  // answered yet (pending), but no node may have failed or refused.
+  REQUIRE(held.nodes().size() == 5);
+  CHECK(count_nodes(held, status::acquired) >= locks.quorum());
+  CHECK(count_nodes(held, status::acquired) + count_nodes(held, status::pending) == 5);
+
+  // validity = start + ttl - drift, start lying between before and after.
+  const auto drift = std::chrono::duration_cast<redlock::clock::duration>(
+      10s * e.config.drift_factor + 2ms);
+  CHECK(held.validity_deadline() > after);
+  CHECK(held.validity_deadline() >= before + 10s - drift - 1ms);
+  CHECK(held.validity_deadline() <= after + 10s - drift + 1ms);
+  CHECK(held.validity_deadline() <= after + 10s);
+  CHECK(held.valid());
+
+  REQUIRE(e.key_everywhere(key, held.token()));
+  for (std::size_t i = 0; i < 5; ++i) {
+    INFO("node " << i);
+    const auto pttl = e.admin[i]->pttl(key);
+    CHECK(pttl > 0);
+    CHECK(pttl <= 10000);
+  }
+
+  const auto released = release(e.io, locks, held);
+  CHECK_FALSE(released.ec);
+  CHECK(released.removed == 5);
+  for (std::size_t i = 0; i < 5; ++i) {
+    INFO("node " << i);
+    CHECK_FALSE(e.admin[i]->exists(key));
+  }
+}
+
+TEST_CASE("the token is 32 lowercase hex characters, fresh for every acquisition", "[integration]") {
+  env e;
+  redlock::client locks(e.io.get_executor(), e.config);
+
+  auto first = acquire(e.io, locks, "tokens", once());
+  REQUIRE_FALSE(first.ec);
+  REQUIRE(release(e.io, locks, first.held).removed == 5);
+  auto second = acquire(e.io, locks, "tokens", once());
+  REQUIRE_FALSE(second.ec);
+
+  for (const auto* held : {&first.held, &second.held}) {
+    CHECK(held->token().size() == 32);
+    CHECK(is_lower_hex(held->token()));
+  }
+  CHECK(first.held.token() != second.held.token());
+  CHECK(release(e.io, locks, second.held).removed == 5);
+}
+
+TEST_CASE("two clients contending: exactly one wins, the other gets not_acquired until it is released",
+          "[integration]") {
+  env e;
+  redlock::client alice(e.io.get_executor(), e.config);
+  redlock::client bob(e.io.get_executor(), e.config);
+  warm_up(e.io, alice);
+  warm_up(e.io, bob);
+
+  // Both start before either completes.
+  auto a = std::make_shared<std::optional<lock_result>>();
+  auto b = std::make_shared<std::optional<lock_result>>();
+  alice.async_lock("printer", once(), [a](error_code ec, redlock::lock l) { a->emplace(lock_result{ec, l}); });
+  bob.async_lock("printer", once(), [b](error_code ec, redlock::lock l) { b->emplace(lock_result{ec, l}); });
+  run_until(e.io, [&] { return a->has_value() && b->has_value(); });
+
+  INFO("alice: " << Catch::Detail::stringify((*a)->ec) << " " << describe_nodes((*a)->held));
+  INFO("bob: " << Catch::Detail::stringify((*b)->ec) << " " << describe_nodes((*b)->held));
+  REQUIRE((!(*a)->ec) != (!(*b)->ec));  // exactly one succeeded
+  auto [winner, winner_result, loser, loser_result] =
+      !(*a)->ec ? std::tie(alice, **a, bob, **b) : std::tie(bob, **b, alice, **a);
+  CHECK(loser_result.ec == errc::not_acquired);
+  CHECK(loser_result.held.empty());
+
+  // Still held: the loser fails again.
+  CHECK(acquire(e.io, loser, "printer", once()).ec == errc::not_acquired);
+
+  REQUIRE(release(e.io, winner, winner_result.held).removed == 5);
+  auto second = acquire(e.io, loser, "printer", once());
+  CHECK_FALSE(second.ec);
+  CHECK(release(e.io, loser, second.held).removed == 5);
+}
+
+TEST_CASE("many concurrent acquires of one resource from several clients: exactly one success",
+          "[integration]") {
+  env e;
+  constexpr std::size_t clients = 4;
+  constexpr std::size_t per_client = 5;
+  std::vector<std::unique_ptr<redlock::client>> contenders;
+  for (std::size_t i = 0; i < clients; ++i) {
+    contenders.push_back(std::make_unique<redlock::client>(e.io.get_executor(), e.config));
+    warm_up(e.io, *contenders.back());
+  }
+
+  // With 20 contenders the votes of one round can split so that nobody gets
+  // a majority; the failed attempts are released and retried, so someone
+  // wins, and once someone holds it nobody else can.
+  redlock::lock_options options;
+  options.ttl = 10s;
+  options.retry = redlock::retry_policy::fixed(20ms, 30, 1.0);
+
+  auto results = std::make_shared<std::vector<lock_result>>();
+  for (auto& c : contenders) {
+    for (std::size_t j = 0; j < per_client; ++j) {
+      c->async_lock("ticket", options, [results](error_code ec, redlock::lock l) {
+        results->push_back({ec, std::move(l)});
+      });
+    }
+  }
+  run_until(e.io, [&] { return results->size() == clients * per_client; }, 30s);
+
+  std::size_t won = 0;
+  std::size_t refused = 0;
+  const redlock::lock* winner = nullptr;
+  for (const auto& r : *results) {
+    if (!r.ec) {
+      ++won;
+      winner = &r.held;
+    } else if (r.ec == errc::not_acquired) {
+      ++refused;
+    }
+  }
+  CHECK(won == 1);
+  CHECK(refused == clients * per_client - 1);
+  REQUIRE(winner != nullptr);
+  // Only the winner's token is left on the nodes.
+  REQUIRE(e.key_everywhere(e.key("ticket"), winner->token()));
+}
+
+TEST_CASE("a key set by a foreign client on 3 of 5 nodes excludes our lock", "[integration]") {
+  env e;
+  redlock::client locks(e.io.get_executor(), e.config);
+  const auto key = e.key("shared");
+  for (std::size_t i = 0; i < 3; ++i) REQUIRE(foreign_set_nx(*e.admin[i], key, "othertoken"));
+
+  auto got = acquire(e.io, locks, "shared", once());
+  INFO(describe_nodes(got.held));
+  CHECK(got.ec == errc::not_acquired);
+  CHECK(got.held.empty());
+  for (std::size_t i = 0; i < 3; ++i) CHECK(got.held.nodes().at(i).state == status::held_elsewhere);
+}
+
+TEST_CASE("our lock excludes a foreign client's SET NX on every node", "[integration]") {
+  env e;
+  redlock::client locks(e.io.get_executor(), e.config);
+  const auto key = e.key("shared");
+
+  auto got = acquire(e.io, locks, "shared", once());
+  REQUIRE_FALSE(got.ec);
+  REQUIRE(e.key_everywhere(key, got.held.token()));
+  for (std::size_t i = 0; i < 5; ++i) {
+    INFO("node " << i);
+    const auto r = e.admin[i]->command({"SET", key, "othertoken", "NX", "PX", "10000"});
+    CHECK(r.type == redlock::test::admin_client::reply::kind::nil);
+    CHECK(e.admin[i]->get(key) == got.held.token());
+  }
+  CHECK(release(e.io, locks, got.held).removed == 5);
+}
+
+TEST_CASE("a failed attempt leaves no key behind and leaves foreign keys alone", "[integration]") {
+  env e;
+  redlock::client locks(e.io.get_executor(), e.config);
+  const auto key = e.key("contended");
+  for (std::size_t i = 0; i < 3; ++i) REQUIRE(foreign_set_nx(*e.admin[i], key, "othertoken", 60s));
+
+  auto got = acquire(e.io, locks, "contended", once());
+  INFO(describe_nodes(got.held));
+  REQUIRE(got.ec == errc::not_acquired);
+
+  // The attempt is released before the handler runs: nodes 3 and 4, which
+  // may have granted it, no longer hold a key.
+  for (std::size_t i = 3; i < 5; ++i) {
+    INFO("node " << i);
+    CHECK_FALSE(e.admin[i]->exists(key));
+  }
+  for (std::size_t i = 0; i < 3; ++i) {
+    INFO("node " << i);
+    CHECK(e.admin[i]->get(key) == "othertoken");
+    const auto pttl = e.admin[i]->pttl(key);
+    CHECK(pttl > 50000);
+    CHECK(pttl <= 60000);
+  }
+}
+
+TEST_CASE("quorum with N = 3: 2 of 3 suffice, 1 stopped still succeeds, 2 stopped fails",
+          "[integration]") {
+  env e(3);
+  redlock::client locks(e.io.get_executor(), e.config);
+  CHECK(locks.quorum() == 2);
+
+  auto all_up = acquire(e.io, locks, "n3", once());
+  REQUIRE_FALSE(all_up.ec);
+  CHECK(count_nodes(all_up.held, status::acquired) >= 2);
+  CHECK(release(e.io, locks, all_up.held).removed == 3);
+
+  e.nodes.node(2).stop();
+  auto one_down = acquire(e.io, locks, "n3-one-down", once(10s, 200ms));
+  INFO(describe_nodes(one_down.held));
+  REQUIRE_FALSE(one_down.ec);
+  CHECK(one_down.held.nodes()[0].state == status::acquired);
+  CHECK(one_down.held.nodes()[1].state == status::acquired);
+  CHECK(one_down.held.nodes()[2].state != status::acquired);
+  CHECK(release(e.io, locks, one_down.held).removed == 2);
+
+  e.nodes.node(1).stop();
+  auto two_down = acquire(e.io, locks, "n3-two-down", once(10s, 200ms));
+  INFO(describe_nodes(two_down.held));
+  CHECK(two_down.ec == errc::quorum_unreachable);
+  CHECK(two_down.held.empty());
+  CHECK_FALSE(e.admin[0]->exists(e.key("n3-two-down")));  // released again
+}
+
+TEST_CASE("quorum with N = 7: 4 of 7", "[integration]") {
+  env e(7);
+  redlock::client locks(e.io.get_executor(), e.config);
+  CHECK(locks.quorum() == 4);
+
+  auto got = acquire(e.io, locks, "n7", once());
+  REQUIRE_FALSE(got.ec);
+  INFO(describe_nodes(got.held));
+  REQUIRE(got.held.nodes().size() == 7);
+  CHECK(count_nodes(got.held, status::acquired) >= 4);
+  REQUIRE(e.key_everywhere(e.key("n7"), got.held.token()));
+  CHECK(release(e.io, locks, got.held).removed == 7);
+}
+
+TEST_CASE("invalid lock arguments fail with their own errc without touching the nodes",
+          "[integration]") {
+  env e;
+  for (auto& admin : e.admin) admin->command({"CONFIG", "RESETSTAT"});
+  redlock::client locks(e.io.get_executor(), e.config);
+
+  auto attempt = [&](std::string resource, redlock::lock_options options) {
+    return acquire(e.io, locks, std::move(resource), options).ec;
+  };
+  auto with = [](auto change) {
+    redlock::lock_options options;
+    change(options);
+    return options;
+  };
+
+  CHECK(attempt("", {}) == errc::empty_resource);
+  CHECK(attempt("r", with([](auto& o) { o.ttl = 0ms; })) == errc::invalid_ttl);
+  CHECK(attempt("r", with([](auto& o) { o.ttl = -5ms; })) == errc::invalid_ttl);
+  // drift = 2 ms * 0.01 + 2 ms: a 2 ms TTL would be gone before it counts.
+  CHECK(attempt("r", with([](auto& o) { o.ttl = 2ms; })) == errc::ttl_within_drift);
+  CHECK(attempt("r", with([](auto& o) {
+          o.ttl = 1000ms;
+          o.request_timeout = 1000ms;
+        })) == errc::invalid_request_timeout);
+  CHECK(attempt("r", with([](auto& o) {
+          o.ttl = 1000ms;
+          o.request_timeout = 5000ms;
+        })) == errc::invalid_request_timeout);
+  CHECK(attempt("r", with([](auto& o) { o.min_validity = o.ttl; })) == errc::invalid_min_validity);
+  CHECK(attempt("r", with([](auto& o) { o.retry.jitter = 2.0; })) == errc::invalid_retry_policy);
+
+  const redlock::lock nothing;
+  const auto unlocked = release(e.io, locks, nothing);
+  CHECK(unlocked.ec == errc::not_a_lock);
+  CHECK(unlocked.removed == 0);
+  const auto extended = extend(e.io, locks, nothing, 10s);
+  CHECK(extended.ec == errc::not_a_lock);
+  CHECK(extended.held.empty());
+
+  // These all count as invalid arguments.
+  CHECK(redlock::is_invalid_argument(attempt("", {})));
+  CHECK(redlock::is_invalid_argument(unlocked.ec));
+
+  for (std::size_t i = 0; i < 5; ++i) {
+    INFO("node " << i);
+    CHECK(command_calls(*e.admin[i], "set") == 0);
+    CHECK(command_calls(*e.admin[i], "evalsha") == 0);
+    CHECK(command_calls(*e.admin[i], "eval") == 0);
+    CHECK(e.admin[i]->keys(e.config.key_prefix + "*").empty());
+  }
+}
+
+TEST_CASE("the client constructor throws config_error for no nodes, a duplicate node, port 0",
+          "[integration]") {
+  env e(2);
+
+  auto no_nodes = e.config;
+  no_nodes.nodes.clear();
+  CHECK(config_rejection(e.io, no_nodes) == errc::no_nodes);
+
+  auto duplicate = e.config;
+  duplicate.nodes.push_back(duplicate.nodes[0]);
+  CHECK(config_rejection(e.io, duplicate) == errc::duplicate_node);
+
+  auto port_zero = e.config;
+  port_zero.nodes[1].port = 0;
+  CHECK(config_rejection(e.io, port_zero) == errc::invalid_node);
+
+  // The message names the problem.
+  try {
+    redlock::client locks(e.io.get_executor(), duplicate);
+    FAIL("a duplicate node was accepted");
+  } catch (const redlock::config_error& error) {
+    CHECK_THAT(error.what(), Catch::Contains(std::to_string(e.config.nodes[0].port)));
+  }
+}
+
+TEST_CASE("an even N and N < 3 are accepted with a warning in the log", "[integration]") {
+  env e(4);
+
+  SECTION("N = 4") {
+    redlock::client locks(e.io.get_executor(), e.config);
+    INFO(e.log.dump());
+    CHECK(e.log.count(redlock::log_level::warning) == 1);
+    CHECK(e.log.count(redlock::log_level::warning, "4 nodes") == 1);
+    CHECK(locks.quorum() == 3);
+    auto got = acquire(e.io, locks, "even", once());
+    REQUIRE_FALSE(got.ec);
+    CHECK(release(e.io, locks, got.held).removed == 4);
+  }
+
+  SECTION("N = 2") {
+    auto config = e.config;
+    config.nodes.resize(2);
+    redlock::client locks(e.io.get_executor(), config);
+    INFO(e.log.dump());
+    CHECK(e.log.count(redlock::log_level::warning) == 1);
+    CHECK(locks.quorum() == 2);
+    auto got = acquire(e.io, locks, "pair", once());
+    REQUIRE_FALSE(got.ec);
+    CHECK(count_nodes(got.held, status::acquired) == 2);
+    CHECK(release(e.io, locks, got.held).removed == 2);
+  }
+
+  SECTION("N = 1") {
+    auto config = e.config;
+    config.nodes.resize(1);
+    redlock::client locks(e.io.get_executor(), config);
+    INFO(e.log.dump());
+    CHECK(e.log.count(redlock::log_level::warning) == 1);
+    CHECK(locks.quorum() == 1);
+    auto got = acquire(e.io, locks, "single", once());
+    REQUIRE_FALSE(got.ec);
+    CHECK(release(e.io, locks, got.held).removed == 1);
+  }
+
+  SECTION("N = 3 logs no warning") {
+    auto three = e.config;
+    three.nodes.resize(3);
+    redlock::client locks(e.io.get_executor(), three);
+    CHECK(e.log.count(redlock::log_level::warning) == 0);
+  }
+}

@@ -1,0 +1,303 @@
+// Nodes that are down, frozen, restarted, flushed or refusing our
+// credentials, and the database a node config selects.
+#include "test_env.hpp"
+
+#include <boost/asio/steady_timer.hpp>
+
+#include <string>
+#include <vector>
+
+using namespace redlock::itest;
+using redlock::errc;
+using redlock::error_code;
+
+namespace {
+
+/// Waits `delay` on `io` (an asio timer: this is about time passing).
+void pause_for(boost::asio::io_context& io, milliseconds delay) {
+  boost::asio::steady_timer timer(io, delay);
+  auto fired = std::make_shared<bool>(false);
+  timer.async_wait([fired](error_code) { *fired = true; });
+  run_until(io, [&] { return *fired; }, delay + 5s, "a timer");
+}
+
+}  // namespace
+
+TEST_CASE("2 of 5 nodes stopped: acquire succeeds and reports those two failed", "[integration]") {
+  env e;
+  e.nodes.node(1).stop();
+  e.nodes.node(3).stop();
+  redlock::client locks(e.io.get_executor(), e.config);
+
+  auto got = acquire(e.io, locks, "degraded", once(10s, 500ms));
+  INFO(describe_nodes(got.held));
+  REQUIRE_FALSE(got.ec);
+  // The quorum of 3 needs every live node, so they all answered.
+  for (std::size_t i : {0, 2, 4}) CHECK(got.held.nodes()[i].state == status::acquired);
+  // The client knew before the live nodes answered: refused connections.
+  for (std::size_t i : {1, 3}) {
+    CHECK(got.held.nodes()[i].state == status::failed);
+    CHECK(got.held.nodes()[i].error);
+  }
+
+  const auto released = release(e.io, locks, got.held);
+  CHECK_FALSE(released.ec);
+  CHECK(released.removed == 3);
+}
+
+TEST_CASE("2 of 5 nodes stopped while connected: acquire succeeds on the other 3", "[integration]") {
+  env e;
+  redlock::client locks(e.io.get_executor(), e.config);
+  warm_up(e.io, locks);
+  e.nodes.node(1).stop();
+  e.nodes.node(3).stop();
+
+  auto got = acquire(e.io, locks, "degraded", once(10s, 500ms));
+  INFO(describe_nodes(got.held));
+  REQUIRE_FALSE(got.ec);
+  for (std::size_t i : {0, 2, 4}) CHECK(got.held.nodes()[i].state == status::acquired);
+  for (std::size_t i : {1, 3}) CHECK(got.held.nodes()[i].state != status::acquired);
+  CHECK(release(e.io, locks, got.held).removed == 3);
+}
+
+TEST_CASE("3 of 5 nodes stopped: quorum_unreachable, quickly", "[integration]") {
+  env e;
+  redlock::client locks(e.io.get_executor(), e.config);
+  warm_up(e.io, locks);
+  for (std::size_t i : {0, 1, 2}) e.nodes.node(i).stop();
+
+  const auto start = steady::now();
+  auto got = acquire(e.io, locks, "minority", once(10s, 200ms));
+  const auto elapsed = steady::now() - start;
+  INFO(describe_nodes(got.held));
+  INFO("elapsed " << std::chrono::duration_cast<milliseconds>(elapsed).count() << " ms");
+  CHECK(got.ec == errc::quorum_unreachable);
+  CHECK(got.held.empty());
+  CHECK(elapsed < 1s);
+  // What the two live nodes granted was released.
+  for (std::size_t i : {3, 4}) CHECK_FALSE(e.admin[i]->exists(e.key("minority")));
+}
+
+TEST_CASE("3 of 5 nodes paused: quorum_unreachable after one request timeout", "[integration]") {
+  env e;
+  redlock::client locks(e.io.get_executor(), e.config);
+  warm_up(e.io, locks);
+  const auto key = e.key("frozen");
+  for (std::size_t i : {0, 1, 2}) e.nodes.node(i).pause();
+
+  constexpr auto request_timeout = 200ms;
+  const auto start = steady::now();
+  auto got = acquire(e.io, locks, "frozen", once(10s, request_timeout));
+  const auto elapsed = steady::now() - start;
+  INFO(describe_nodes(got.held));
+  INFO("elapsed " << std::chrono::duration_cast<milliseconds>(elapsed).count() << " ms");
+  CHECK(got.ec == errc::quorum_unreachable);
+  CHECK(elapsed >= request_timeout * 9 / 10);
+  CHECK(elapsed < 3 * request_timeout);
+  for (std::size_t i : {0, 1, 2}) {
+    CHECK(got.held.nodes()[i].state == status::failed);
+    CHECK(got.held.nodes()[i].error == errc::node_timeout);
+  }
+  for (std::size_t i : {3, 4}) CHECK_FALSE(e.admin[i]->exists(key));
+
+  // Once thawed, the frozen nodes run our SET and then the release queued
+  // behind it on the same connection: nothing stays behind.
+  for (std::size_t i : {0, 1, 2}) e.nodes.node(i).resume();
+  for (std::size_t i : {0, 1, 2}) {
+    INFO("node " << i);
+    CHECK(poll_until([&] { return !e.admin[i]->exists(key); }));
+  }
+}
+
+TEST_CASE("a node paused past the request timeout does not block acquisition; its key expires",
+          "[integration]") {
+  env e;
+  redlock::client locks(e.io.get_executor(), e.config);
+  warm_up(e.io, locks);
+  const auto key = e.key("one-frozen");
+  e.nodes.node(0).pause();
+
+  constexpr auto ttl = 2000ms;
+  constexpr auto request_timeout = 100ms;
+  const auto start = steady::now();
+  auto got = acquire(e.io, locks, "one-frozen", once(ttl, request_timeout));
+  const auto elapsed = steady::now() - start;
+  INFO(describe_nodes(got.held));
+  INFO("elapsed " << std::chrono::duration_cast<milliseconds>(elapsed).count() << " ms");
+  REQUIRE_FALSE(got.ec);
+  CHECK(elapsed < request_timeout);  // it returned at quorum, not at the timeout
+  CHECK((got.held.nodes()[0].state == status::pending || got.held.nodes()[0].state == status::failed));
+
+  const auto released = release(e.io, locks, got.held);
+  CHECK_FALSE(released.ec);
+  CHECK(released.removed == 4);
+
+  // Thawed, node 0 runs the late SET (with its PX) and the release. The key
+  // may show up for a moment, but always with a TTL, and it goes.
+  e.nodes.node(0).resume();
+  long long last = 0;
+  const bool gone = poll_until(
+      [&] {
+        last = e.admin[0]->pttl(key);
+        INFO("PTTL on node 0: " << last);
+        REQUIRE(last != -1);  // never a key without expiry
+        REQUIRE(last <= ttl.count());
+        return last == -2;
+      },
+      ttl + 1s, 2ms);
+  CHECK(gone);
+}
+
+TEST_CASE("a restarted node is used again once the client has reconnected", "[integration]") {
+  env e;
+  redlock::client locks(e.io.get_executor(), e.config);
+  warm_up(e.io, locks);
+
+  e.nodes.node(2).stop();
+  auto during = acquire(e.io, locks, "while-down", once(10s, 500ms));
+  INFO(describe_nodes(during.held));
+  REQUIRE_FALSE(during.ec);
+  CHECK(during.held.nodes()[2].state != status::acquired);
+  CHECK(release(e.io, locks, during.held).removed == 4);
+
+  e.nodes.node(2).restart();
+
+  // The client reconnects with backoff; new locks reach node 2 again once
+  // it has. Try a fresh resource every 20 ms until one was set and
+  // released on all five nodes.
+  const auto deadline = steady::now() + 5s;
+  std::size_t removed = 0;
+  for (int round = 0; removed != 5; ++round) {
+    REQUIRE(steady::now() < deadline);
+    auto got = acquire(e.io, locks, "after-restart-" + std::to_string(round), once(10s, 500ms));
+    REQUIRE_FALSE(got.ec);
+    removed = release(e.io, locks, got.held).removed;
+    if (removed != 5) pause_for(e.io, 20ms);
+  }
+
+  // Now a lock that cannot succeed without node 2's vote.
+  const auto key = e.key("needs-node-2");
+  for (std::size_t i : {0, 1}) REQUIRE(foreign_set_nx(*e.admin[i], key, "othertoken"));
+  auto needs = acquire(e.io, locks, "needs-node-2", once(10s, 500ms));
+  INFO(describe_nodes(needs.held));
+  REQUIRE_FALSE(needs.ec);
+  CHECK(needs.held.nodes()[2].state == status::acquired);
+  CHECK(e.admin[2]->get(key) == needs.held.token());
+}
+
+TEST_CASE("after SCRIPT FLUSH on every node, extend and unlock still work (EVAL fallback)",
+          "[integration]") {
+  env e;
+  redlock::client locks(e.io.get_executor(), e.config);
+  const auto key = e.key("flushed");
+
+  auto got = acquire(e.io, locks, "flushed", once(5s));
+  REQUIRE_FALSE(got.ec);
+  REQUIRE(e.key_everywhere(key, got.held.token()));
+  for (auto& admin : e.admin) {
+    REQUIRE(admin->command({"SCRIPT", "FLUSH"}).text == "OK");
+    admin->command({"CONFIG", "RESETSTAT"});
+  }
+
+  auto extended = extend(e.io, locks, got.held, 30s);
+  INFO(describe_nodes(extended.held));
+  REQUIRE_FALSE(extended.ec);
+  CHECK(extended.held.validity_deadline() > got.held.validity_deadline());
+  for (std::size_t i = 0; i < 5; ++i) {
+    INFO("node " << i);
+    CHECK(poll_until([&] { return e.admin[i]->pttl(key) > 5000; }));
+  }
+
+  const auto released = release(e.io, locks, extended.held);
+  CHECK_FALSE(released.ec);
+  CHECK(released.removed == 5);
+  for (std::size_t i = 0; i < 5; ++i) {
+    INFO("node " << i);
+    CHECK_FALSE(e.admin[i]->exists(key));
+    CHECK(command_calls(*e.admin[i], "eval") >= 1);  // the fallback ran
+  }
+}
+
+TEST_CASE("a password the nodes refuse fails with authentication_failed; the right one works",
+          "[integration]") {
+  redlock::test::server_options secured;
+  secured.requirepass = "s3cret";
+  env e(5, secured);
+
+  SECTION("wrong password") {
+    auto config = e.config;
+    for (auto& node : config.nodes) node.password = "wrong";
+    redlock::client locks(e.io.get_executor(), config);
+    auto got = acquire(e.io, locks, "secret", once());
+    INFO(describe_nodes(got.held));
+    CHECK(got.ec == errc::authentication_failed);
+    CHECK_THAT(got.ec.message(), Catch::Contains("authentication"));
+    CHECK(e.log.count(redlock::log_level::error) >= 1);
+    CHECK(e.admin[0]->keys(e.config.key_prefix + "*").empty());
+  }
+
+  SECTION("no password at all") {
+    auto config = e.config;
+    for (auto& node : config.nodes) node.password.clear();
+    redlock::client locks(e.io.get_executor(), config);
+    auto got = acquire(e.io, locks, "secret", once());
+    INFO(describe_nodes(got.held));
+    CHECK(got.ec == errc::authentication_failed);
+  }
+
+  SECTION("right password") {
+    redlock::client locks(e.io.get_executor(), e.config);
+    auto got = acquire(e.io, locks, "secret", once());
+    REQUIRE_FALSE(got.ec);
+    REQUIRE(e.key_everywhere(e.key("secret"), got.held.token()));
+    CHECK(release(e.io, locks, got.held).removed == 5);
+  }
+
+  SECTION("ACL user") {
+    for (auto& admin : e.admin) {
+      REQUIRE(admin->command({"ACL", "SETUSER", "locker", "on", ">pw", "~*", "+@all"}).text == "OK");
+    }
+    auto config = e.config;
+    for (auto& node : config.nodes) node.username = "locker";
+
+    SECTION("with its password") {
+      for (auto& node : config.nodes) node.password = "pw";
+      redlock::client locks(e.io.get_executor(), config);
+      auto got = acquire(e.io, locks, "acl", once());
+      INFO(describe_nodes(got.held));
+      REQUIRE_FALSE(got.ec);
+      CHECK(release(e.io, locks, got.held).removed == 5);
+    }
+
+    SECTION("with a wrong password") {
+      for (auto& node : config.nodes) node.password = "not-pw";
+      redlock::client locks(e.io.get_executor(), config);
+      auto got = acquire(e.io, locks, "acl", once());
+      INFO(describe_nodes(got.held));
+      CHECK(got.ec == errc::authentication_failed);
+    }
+  }
+}
+
+TEST_CASE("node_config.database selects the database the key lands in", "[integration]") {
+  env e;
+  auto config = e.config;
+  for (auto& node : config.nodes) node.database = 3;
+  redlock::client locks(e.io.get_executor(), config);
+  const auto key = e.key("in-db-3");
+
+  auto got = acquire(e.io, locks, "in-db-3", once());
+  REQUIRE_FALSE(got.ec);
+
+  std::vector<std::unique_ptr<redlock::test::admin_client>> db3;
+  for (std::size_t i = 0; i < 5; ++i) {
+    INFO("node " << i);
+    db3.push_back(std::make_unique<redlock::test::admin_client>(e.nodes.node(i).port()));
+    REQUIRE(db3[i]->command({"SELECT", "3"}).text == "OK");
+    CHECK(poll_until([&] { return db3[i]->get(key) == got.held.token(); }));
+    CHECK_FALSE(e.admin[i]->exists(key));  // not in db 0
+  }
+
+  CHECK(release(e.io, locks, got.held).removed == 5);
+  for (std::size_t i = 0; i < 5; ++i) CHECK_FALSE(db3[i]->exists(key));
+}

@@ -1,0 +1,335 @@
+// Shared helpers of the integration tests: a client configuration for a test
+// cluster, a log sink that keeps the lines, a bounded way to run an
+// io_context until an operation's handler has fired, and admin-side probes.
+#pragma once
+
+#include <redlock/redlock.hpp>  // first: it includes <utility> before any Asio header
+
+#include "support/admin_client.hpp"
+#include "support/redis_server.hpp"
+
+#include <boost/asio/io_context.hpp>
+#include <catch2/catch.hpp>
+#include <fmt/format.h>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+namespace redlock::itest {
+
+using namespace std::chrono_literals;
+using std::chrono::milliseconds;
+using steady = std::chrono::steady_clock;
+using status = node_outcome::status;
+
+/// No single operation in these tests may take longer: past it, it hangs.
+inline constexpr milliseconds op_limit{10000};
+
+// ---------------------------------------------------------------------------
+// Configuration and logging
+
+/// Keeps the client's log lines. The sink may be called from any thread
+/// (blocking_client logs from its own), hence the mutex.
+class log_capture {
+ public:
+  struct line {
+    log_level level;
+    std::string text;
+  };
+
+  log_sink sink() const {
+    return [state = state_](log_level level, std::string_view text) {
+      const std::lock_guard guard(state->mutex);
+      state->lines.push_back({level, std::string(text)});
+    };
+  }
+
+  std::vector<line> lines() const {
+    const std::lock_guard guard(state_->mutex);
+    return state_->lines;
+  }
+
+  /// Lines of `level` that contain `needle`.
+  std::size_t count(log_level level, std::string_view needle = {}) const {
+    const std::lock_guard guard(state_->mutex);
+    return static_cast<std::size_t>(
+        std::count_if(state_->lines.begin(), state_->lines.end(), [&](const line& l) {
+          return l.level == level && l.text.find(needle) != std::string::npos;
+        }));
+  }
+
+  /// Every line, for failure messages.
+  std::string dump() const {
+    std::string out;
+    for (const auto& l : lines()) out += fmt::format("[{}] {}\n", static_cast<int>(l.level), l.text);
+    return out;
+  }
+
+ private:
+  struct shared {
+    std::mutex mutex;
+    std::vector<line> lines;
+  };
+  std::shared_ptr<shared> state_ = std::make_shared<shared>();
+};
+
+/// A key prefix no other test (or earlier client in this one) uses.
+inline std::string unique_prefix() {
+  static std::atomic<unsigned> counter{0};
+  return fmt::format("itest:{}:{}:", ::getpid(), ++counter);
+}
+
+/// All nodes of `nodes`, a fresh key prefix, and `log` as the sink.
+inline client_config make_config(const test::cluster& nodes, const log_capture& log) {
+  client_config config;
+  config.nodes = nodes.node_configs();
+  config.key_prefix = unique_prefix();
+  config.log = log.sink();
+  return config;
+}
+
+// ---------------------------------------------------------------------------
+// Running operations to completion, never longer than a deadline
+
+/// Runs `io` on this thread until `done()` holds. FAILs the test when that
+/// takes longer than `limit`, or when the io_context runs out of work first
+/// (then nothing is left that could make `done()` true).
+template <class Predicate>
+void run_until(boost::asio::io_context& io, Predicate done, milliseconds limit = op_limit,
+               std::string_view what = "the operation") {
+  const auto deadline = steady::now() + limit;
+  io.restart();
+  while (!done()) {
+    const auto now = steady::now();
+    if (now >= deadline) FAIL(what << " did not complete within " << limit.count() << " ms");
+    if (io.run_one_for(deadline - now) == 0 && io.stopped() && !done()) {
+      FAIL(what << ": the io_context ran out of work before it completed");
+    }
+  }
+}
+
+/// Starts an operation with a callback and runs `io` until the callback has
+/// fired; returns its arguments. `start` receives the callback, whose
+/// signature is void(Results...). The result lives in a shared_ptr so a
+/// handler that fires after a failed test has returned touches no dead frame.
+template <class... Results, class Start>
+std::tuple<Results...> run_op(boost::asio::io_context& io, Start&& start,
+                              milliseconds limit = op_limit) {
+  auto result = std::make_shared<std::optional<std::tuple<Results...>>>();
+  std::forward<Start>(start)([result](Results... r) { result->emplace(std::move(r)...); });
+  run_until(io, [&] { return result->has_value(); }, limit);
+  return std::move(**result);
+}
+
+struct lock_result {
+  error_code ec;
+  lock held;
+};
+
+struct unlock_result {
+  error_code ec;
+  std::size_t removed = 0;
+};
+
+inline lock_result acquire(boost::asio::io_context& io, client& locks, std::string resource,
+                           const lock_options& options = {}) {
+  auto [ec, held] = run_op<error_code, lock>(io, [&](auto handler) {
+    locks.async_lock(std::move(resource), options, std::move(handler));
+  });
+  return {ec, std::move(held)};
+}
+
+inline unlock_result release(boost::asio::io_context& io, client& locks, const lock& held) {
+  auto [ec, removed] = run_op<error_code, std::size_t>(
+      io, [&](auto handler) { locks.async_unlock(held, std::move(handler)); });
+  return {ec, removed};
+}
+
+inline lock_result extend(boost::asio::io_context& io, client& locks, const lock& held,
+                          milliseconds ttl) {
+  auto [ec, extended] = run_op<error_code, lock>(
+      io, [&](auto handler) { locks.async_extend(held, ttl, std::move(handler)); });
+  return {ec, std::move(extended)};
+}
+
+/// Retry policy that gives up after one attempt.
+inline lock_options once(milliseconds ttl = 10s, milliseconds request_timeout = 0ms) {
+  lock_options options;
+  options.ttl = ttl;
+  options.request_timeout = request_timeout;
+  options.retry = retry_policy::try_once();
+  return options;
+}
+
+/// Nodes whose outcome is `state`.
+inline std::size_t count_nodes(const lock& held, status state) {
+  return static_cast<std::size_t>(std::count_if(held.nodes().begin(), held.nodes().end(),
+                                                [&](const node_outcome& o) { return o.state == state; }));
+}
+
+/// "0:acquired 1:failed(...) ...", for failure messages.
+inline std::string describe_nodes(const lock& held) {
+  static constexpr const char* names[] = {"pending", "acquired", "held_elsewhere", "failed"};
+  std::string out;
+  for (std::size_t i = 0; i < held.nodes().size(); ++i) {
+    const auto& o = held.nodes()[i];
+    out += fmt::format("{}:{}", i, names[static_cast<int>(o.state)]);
+    if (o.error) out += fmt::format("({})", o.error.message());
+    out += ' ';
+  }
+  return out;
+}
+
+/// Makes sure every connection of `locks` is up: a lock and unlock that
+/// reach every node (the unlock waits for all of them).
+inline void warm_up(boost::asio::io_context& io, client& locks) {
+  auto got = acquire(io, locks, "warm-up", once());
+  REQUIRE_FALSE(got.ec);
+  const auto released = release(io, locks, got.held);
+  REQUIRE_FALSE(released.ec);
+  REQUIRE(released.removed == locks.config().nodes.size());
+}
+
+// ---------------------------------------------------------------------------
+// The Redis side
+
+using admins = std::vector<std::unique_ptr<test::admin_client>>;
+
+/// One admin connection per node, authenticated if the node needs it.
+inline admins connect_admins(const test::cluster& nodes) {
+  admins out;
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    out.push_back(std::make_unique<test::admin_client>(nodes.node(i).port(),
+                                                       nodes.node(i).options().requirepass));
+  }
+  return out;
+}
+
+/// Polls a condition on the Redis side every few ms (Redis offers no event
+/// to wait for); false if it did not hold within `limit`.
+template <class Predicate>
+bool poll_until(Predicate condition, milliseconds limit = 2000ms, milliseconds interval = 5ms) {
+  const auto deadline = steady::now() + limit;
+  for (;;) {
+    if (condition()) return true;
+    if (steady::now() >= deadline) return false;
+    std::this_thread::sleep_for(interval);
+  }
+}
+
+/// A numeric field of INFO <section> ("connected_clients", ...); -1 if absent.
+inline long long info_field(test::admin_client& admin, const std::string& section,
+                            std::string_view field) {
+  const auto info = admin.command({"INFO", section});
+  std::istringstream in(info.text);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.starts_with(field) && line.size() > field.size() && line[field.size()] == ':') {
+      return std::stoll(line.substr(field.size() + 1));
+    }
+  }
+  return -1;
+}
+
+/// How often `command` (lower case: "set", "evalsha") ran since the last
+/// CONFIG RESETSTAT, from INFO commandstats.
+inline long long command_calls(test::admin_client& admin, std::string_view command) {
+  const auto info = admin.command({"INFO", "commandstats"});
+  const auto tag = fmt::format("cmdstat_{}:calls=", command);
+  const auto at = info.text.find(tag);
+  if (at == std::string::npos) return 0;
+  return std::stoll(info.text.substr(at + tag.size()));
+}
+
+/// Sets `key` to `value` with a TTL, as another Redlock client would
+/// (NX: only if absent). True when it was set.
+inline bool foreign_set_nx(test::admin_client& admin, const std::string& key,
+                           const std::string& value, milliseconds ttl = 60s) {
+  const auto r = admin.command({"SET", key, value, "NX", "PX", std::to_string(ttl.count())});
+  return r.type == test::admin_client::reply::kind::status && r.text == "OK";
+}
+
+/// A test case's cluster, log, configuration, admin connections and
+/// io_context. Declare the client after it, so the client goes first; the
+/// destructor then lets the client's posted shutdown run.
+struct env {
+  explicit env(std::size_t n = 5, test::server_options options = {})
+      : nodes(n, std::move(options)), config(make_config(nodes, log)), admin(connect_admins(nodes)) {}
+
+  ~env() {
+    // Let destroyed clients close their connections, bounded: a paused node
+    // cannot keep us here.
+    io.restart();
+    io.run_for(500ms);
+  }
+
+  env(const env&) = delete;
+  env& operator=(const env&) = delete;
+
+  /// The key a resource maps to in Redis.
+  std::string key(std::string_view resource) const {
+    return config.key_prefix + std::string(resource);
+  }
+
+  /// Waits until the key holds `token` on every node in [first, last) (a
+  /// lock completes at quorum, the other nodes' SET may still be on its way).
+  bool key_everywhere(const std::string& key, const std::string& token, std::size_t first = 0,
+                      std::size_t last = static_cast<std::size_t>(-1)) {
+    last = std::min(last, admin.size());
+    return poll_until([&] {
+      for (std::size_t i = first; i < last; ++i) {
+        if (admin[i]->get(key) != token) return false;
+      }
+      return true;
+    });
+  }
+
+  test::cluster nodes;
+  log_capture log;
+  client_config config;
+  admins admin;
+  boost::asio::io_context io;
+};
+
+}  // namespace redlock::itest
+
+// Readable values in assertion messages.
+namespace Catch {
+
+template <>
+struct StringMaker<boost::system::error_code> {
+  static std::string convert(const boost::system::error_code& ec) {
+    return fmt::format("{}:{} \"{}\"", ec.category().name(), ec.value(), ec.message());
+  }
+};
+
+template <>
+struct StringMaker<redlock::errc> {
+  static std::string convert(redlock::errc e) {
+    return StringMaker<boost::system::error_code>::convert(make_error_code(e));
+  }
+};
+
+template <>
+struct StringMaker<redlock::node_outcome::status> {
+  static std::string convert(redlock::node_outcome::status s) {
+    static constexpr const char* names[] = {"pending", "acquired", "held_elsewhere", "failed"};
+    return names[static_cast<int>(s)];
+  }
+};
+
+}  // namespace Catch
