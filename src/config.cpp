@@ -71,10 +71,11 @@ std::vector<std::string> validate(const client_config& config) {
   }
   const auto& reconnect = config.reconnect;
   if (reconnect.initial_delay.count() <= 0 || reconnect.max_delay < reconnect.initial_delay ||
-      !(reconnect.jitter >= 0.0 && reconnect.jitter <= 1.0) || config.connect_timeout.count() <= 0) {
+      !(reconnect.jitter >= 0.0 && reconnect.jitter <= 1.0) || config.connect_timeout.count() <= 0 ||
+      config.stall_timeout.count() <= 0) {
     throw config_error(errc::invalid_retry_policy,
-                       "redlock: invalid configuration: connect_timeout and reconnect delays must "
-                       "be positive, initial_delay <= max_delay, jitter in [0, 1]");
+                       "redlock: invalid configuration: connect_timeout, stall_timeout and reconnect "
+                       "delays must be positive, initial_delay <= max_delay, jitter in [0, 1]");
   }
 
   std::vector<std::string> warnings;

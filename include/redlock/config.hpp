@@ -83,6 +83,10 @@ struct client_config {
   /// Clock drift allowance: drift = ttl * drift_factor + 2 ms.
   double drift_factor = 0.01;
   milliseconds connect_timeout{1000};
+  /// A node that owes replies and sends nothing for this long is
+  /// disconnected and reconnected, so a silent network partition cannot
+  /// hold commands (and the connection) forever.
+  milliseconds stall_timeout{3000};
   reconnect_policy reconnect{};
   log_sink log{};
 };

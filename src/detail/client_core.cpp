@@ -12,7 +12,8 @@ client_core::client_core(boost::asio::any_io_executor executor, client_config co
   connections_.reserve(config_.nodes.size());
   for (const auto& node : config_.nodes) {
     connections_.push_back(std::make_shared<connection>(
-        strand_, node, connection_settings{config_.connect_timeout, config_.reconnect, log}));
+        strand_, node, connection_settings{config_.connect_timeout, config_.stall_timeout,
+                                          config_.reconnect, log}));
   }
 }
 

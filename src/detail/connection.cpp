@@ -43,6 +43,7 @@ connection::connection(strand_type strand, node_config node, connection_settings
       socket_(strand_),
       connect_timer_(strand_),
       reconnect_timer_(strand_),
+      stall_timer_(strand_),
       read_buffer_(read_chunk),
       reader_(redisReaderCreate(), &redisReaderFree) {
   if (!reader_) throw std::bad_alloc();
@@ -156,9 +157,27 @@ void connection::send(std::string command, callback done) {
 }
 
 void connection::enqueue_write(std::string_view command, callback done) {
+  if (awaiting_reply_.empty()) {
+    last_progress_ = clock::now();
+    if (!stall_timer_armed_) watch_for_stall();
+  }
   pending_output_.append(command);
   awaiting_reply_.push_back(std::move(done));
   if (!write_in_flight_) write();
+}
+
+void connection::watch_for_stall() {
+  stall_timer_armed_ = true;
+  stall_timer_.expires_at(last_progress_ + settings_.stall_timeout);
+  stall_timer_.async_wait([this, self = shared_from_this(), generation = generation_](error_code ec) {
+    if (ec || generation != generation_) return;  // whoever cancelled has disarmed it
+    stall_timer_armed_ = false;
+    if (awaiting_reply_.empty()) return;
+    if (clock::now() - last_progress_ >= settings_.stall_timeout) {
+      return fail(boost::asio::error::timed_out);
+    }
+    watch_for_stall();
+  });
 }
 
 void connection::write() {
@@ -188,6 +207,7 @@ void connection::read() {
 
 void connection::on_read(std::size_t bytes) {
   const auto generation = generation_;
+  last_progress_ = clock::now();
   if (redisReaderFeed(reader_.get(), read_buffer_.data(), bytes) != REDIS_OK) {
     return fail(errc::protocol_error);
   }
@@ -231,6 +251,8 @@ void connection::schedule_reconnect() {
   socket_.close(ignored);
   resolver_.cancel();
   connect_timer_.cancel();
+  stall_timer_.cancel();
+  stall_timer_armed_ = false;
   pending_output_.clear();
   write_in_flight_ = false;
   reader_.reset(redisReaderCreate());  // a reader that saw a protocol error stays broken
@@ -253,6 +275,8 @@ void connection::shutdown() {
   resolver_.cancel();
   connect_timer_.cancel();
   reconnect_timer_.cancel();
+  stall_timer_.cancel();
+  stall_timer_armed_ = false;
 
   auto awaiting = std::move(awaiting_reply_);
   auto waiting = std::move(not_connected_);

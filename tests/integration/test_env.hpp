@@ -9,6 +9,7 @@
 #include "support/redis_server.hpp"
 
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
 
@@ -133,6 +134,16 @@ std::tuple<Results...> run_op(boost::asio::io_context& io, Start&& start,
   std::forward<Start>(start)([result](Results... r) { result->emplace(std::move(r)...); });
   run_until(io, [&] { return result->has_value(); }, limit);
   return std::move(**result);
+}
+
+/// Lets `delay` pass while running `io`, on an asio timer: for tests about
+/// time passing (a lock expiring), or pacing retries, never to wait for an
+/// event that has a handler of its own.
+inline void wait_on_timer(boost::asio::io_context& io, milliseconds delay) {
+  boost::asio::steady_timer timer(io, delay);
+  auto fired = std::make_shared<bool>(false);
+  timer.async_wait([fired](error_code) { *fired = true; });
+  run_until(io, [&] { return *fired; }, delay + 5s, "a timer");
 }
 
 struct lock_result {

@@ -307,8 +307,9 @@ void redis_server::kill() {
 }
 
 void redis_server::pause() {
-  if (pid_ <= 0)
+  if (pid_ <= 0) {
     throw std::logic_error(fmt::format("redis-server on port {} is not running", port_));
+  }
   if (paused_) return;
   ::kill(pid_, SIGSTOP);
   // Wait for the stop itself: SIGSTOP is delivered asynchronously.

@@ -23,6 +23,7 @@ namespace redlock::detail {
 
 struct connection_settings {
   std::chrono::milliseconds connect_timeout{1000};
+  std::chrono::milliseconds stall_timeout{3000};
   reconnect_policy reconnect{};
   logger log{};
 };
@@ -73,6 +74,7 @@ class connection : public std::enable_shared_from_this<connection> {
   void on_read(std::size_t bytes);
   void fail(error_code ec);
   void schedule_reconnect();
+  void watch_for_stall();
   std::string describe() const;
 
   strand_type strand_;
@@ -82,6 +84,9 @@ class connection : public std::enable_shared_from_this<connection> {
   boost::asio::ip::tcp::socket socket_;
   timer connect_timer_;
   timer reconnect_timer_;
+  timer stall_timer_;
+  bool stall_timer_armed_ = false;
+  clock::time_point last_progress_{};  ///< Last bytes read, or when replies became owed.
 
   state state_ = state::idle;
   /// Bumped on every (re)connect, so handlers of an older socket do nothing.
