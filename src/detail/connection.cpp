@@ -228,25 +228,36 @@ void connection::on_read(std::size_t bytes) {
 
 void connection::fail(error_code ec) {
   if (state_ == state::closed || state_ == state::backoff) return;
-  if (state_ == state::ready || state_ == state::handshaking) {
+  // Log the first failure of a series, not every failed reconnect.
+  if (state_ != state::connecting || consecutive_failures_ == 0) {
     settings_.log(log_level::warning,
-                  fmt::format("redlock: node {}: connection lost: {}", describe(), ec.message()));
+                  fmt::format("redlock: node {}: {}: {}", describe(),
+                              state_ == state::connecting ? "cannot connect" : "connection lost",
+                              ec.message()));
   }
   last_error_ = ec;
   ++consecutive_failures_;
   state_ = state::backoff;
-  schedule_reconnect();
-
-  auto awaiting = std::move(awaiting_reply_);
-  auto waiting = std::move(not_connected_);
-  awaiting_reply_.clear();
-  not_connected_.clear();
-  for (auto& done : awaiting) done(ec, reply{});
-  for (auto& command : waiting) command.done(ec, reply{});
+  drop_socket();
+  reconnect_timer_.expires_after(
+      reconnect_delay(settings_.reconnect, consecutive_failures_, unit_random()));
+  reconnect_timer_.async_wait([this, self = shared_from_this()](error_code waited) {
+    if (waited || state_ != state::backoff) return;
+    connect();
+  });
+  fail_pending(ec);
 }
 
-void connection::schedule_reconnect() {
-  ++generation_;
+void connection::shutdown() {
+  if (state_ == state::closed) return;
+  state_ = state::closed;
+  drop_socket();
+  reconnect_timer_.cancel();
+  fail_pending(errc::connection_closed);
+}
+
+void connection::drop_socket() {
+  ++generation_;  // handlers of this socket's operations now do nothing
   error_code ignored;
   socket_.close(ignored);
   resolver_.cancel();
@@ -257,32 +268,14 @@ void connection::schedule_reconnect() {
   write_in_flight_ = false;
   reader_.reset(redisReaderCreate());  // a reader that saw a protocol error stays broken
   if (!reader_) throw std::bad_alloc();
-
-  reconnect_timer_.expires_after(
-      reconnect_delay(settings_.reconnect, consecutive_failures_, unit_random()));
-  reconnect_timer_.async_wait([this, self = shared_from_this()](error_code ec) {
-    if (ec || state_ != state::backoff) return;
-    connect();
-  });
 }
 
-void connection::shutdown() {
-  if (state_ == state::closed) return;
-  state_ = state::closed;
-  ++generation_;
-  error_code ignored;
-  socket_.close(ignored);
-  resolver_.cancel();
-  connect_timer_.cancel();
-  reconnect_timer_.cancel();
-  stall_timer_.cancel();
-  stall_timer_armed_ = false;
-
+void connection::fail_pending(error_code ec) {
+  // Taken out first: callbacks may send again (and fail fast) or shut down.
   auto awaiting = std::move(awaiting_reply_);
   auto waiting = std::move(not_connected_);
   awaiting_reply_.clear();
   not_connected_.clear();
-  const error_code ec = errc::connection_closed;
   for (auto& done : awaiting) done(ec, reply{});
   for (auto& command : waiting) command.done(ec, reply{});
 }

@@ -73,7 +73,8 @@ class connection : public std::enable_shared_from_this<connection> {
   void read();
   void on_read(std::size_t bytes);
   void fail(error_code ec);
-  void schedule_reconnect();
+  void drop_socket();
+  void fail_pending(error_code ec);
   void watch_for_stall();
   std::string describe() const;
 
