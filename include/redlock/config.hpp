@@ -43,15 +43,22 @@ struct retry_policy {
   milliseconds base_delay{100};  ///< Fixed delay, or the first exponential delay.
   milliseconds max_delay{1000};  ///< Cap of the exponential delay.
   double jitter = 0.5;           ///< Delay is scaled by a random factor in [1-jitter, 1+jitter].
+  /// While the resource is held elsewhere, retry as soon as its holder's
+  /// release is announced (pub/sub on every node) instead of waiting out the
+  /// delay, which then only bounds the wait (a holder that crashed announces
+  /// nothing; its key expires).
+  bool wake_on_release = true;
 
   /// One attempt, no retry.
-  static retry_policy try_once() { return {backoff::fixed, 1, milliseconds{0}, milliseconds{0}, 0.0}; }
+  static retry_policy try_once() {
+    return {backoff::fixed, 1, milliseconds{0}, milliseconds{0}, 0.0, false};
+  }
   static retry_policy fixed(milliseconds delay, unsigned attempts, double jitter = 0.5) {
-    return {backoff::fixed, attempts, delay, delay, jitter};
+    return {backoff::fixed, attempts, delay, delay, jitter, true};
   }
   static retry_policy exponential(milliseconds base, milliseconds cap, unsigned attempts,
                                   double jitter = 0.5) {
-    return {backoff::exponential, attempts, base, cap, jitter};
+    return {backoff::exponential, attempts, base, cap, jitter, true};
   }
 };
 

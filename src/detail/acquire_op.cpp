@@ -96,7 +96,7 @@ void acquire_op::settle(quorum_fsm::state state) {
     await[i] = !(outcome.state == node_outcome::status::failed && outcome.error == timed_out);
   }
   auto release = std::make_shared<release_op>(
-      core_, key_, token_, request_timeout_, std::move(await),
+      core_, key_, token_, false, request_timeout_, std::move(await),
       [self = shared_from_this()](release_op::result) { self->on_released(); });
   release->run();
 }
@@ -104,21 +104,66 @@ void acquire_op::settle(quorum_fsm::state state) {
 void acquire_op::on_released() {
   if (core_->closed()) return complete(boost::asio::error::operation_aborted, {});
   const auto error = fsm_.error();
-  const auto next = next_attempt_at(options_.retry, static_cast<unsigned>(attempt_),
-                                    clock::now(), wait_deadline_, unit_random());
+  const auto now = clock::now();
+  auto next = next_attempt_at(options_.retry, static_cast<unsigned>(attempt_), now,
+                              wait_deadline_, unit_random());
   if (!next) {
     return complete(error, lock(resource_, {}, options_.ttl, {}, fsm_.outcomes()));
   }
-  timer_.expires_at(*next);
-  timer_.async_wait([self = shared_from_this()](error_code ec) {
-    if (!ec && self->done_) self->attempt();
+  if (options_.retry.wake_on_release && error == errc::not_acquired) {
+    // Held elsewhere: the holder's release may come before the delay ends,
+    // or may already have come while this attempt was failing.
+    wait_for_release();
+    if (std::exchange(release_seen_, false)) next = std::min(*next, now + wake_jitter());
+  }
+  pause_until(*next);
+}
+
+void acquire_op::pause_until(clock::time_point at) {
+  const auto pause = ++pause_;
+  pausing_ = true;
+  timer_.expires_at(at);
+  timer_.async_wait([self = shared_from_this(), pause](error_code ec) {
+    if (ec || pause != self->pause_ || !self->done_) return;
+    self->pausing_ = false;
+    self->attempt();
   });
+}
+
+void acquire_op::wait_for_release() {
+  if (waiter_ != 0) return;
+  waiter_ = core_->wakeups().wait(key_, [self = shared_from_this()] { self->on_woken(); });
+}
+
+void acquire_op::on_woken() {
+  waiter_ = 0;
+  if (!done_) return;
+  // Stay subscribed across the next attempt, so a release during it is not missed.
+  wait_for_release();
+  if (pausing_) {
+    pause_until(std::min(clock::now() + wake_jitter(), timer_.expiry()));
+  } else {
+    release_seen_ = true;
+  }
+}
+
+clock::duration acquire_op::wake_jitter() const {
+  // Every waiter is woken at once. Random jitter spreads the rush, and
+  // shrinking it with each failed attempt lets the longest waiters go first.
+  const auto spread = std::chrono::duration_cast<clock::duration>(std::chrono::microseconds(500));
+  return std::chrono::duration_cast<clock::duration>(spread * unit_random() /
+                                                      static_cast<double>(attempt_));
+}
+
+void acquire_op::stop_waiting() {
+  if (waiter_ != 0) core_->wakeups().cancel(std::exchange(waiter_, 0));
 }
 
 void acquire_op::abort() {
   // Only the retry pause needs ending here; every other wait ends when the
   // connections shut down.
   timer_.cancel();
+  stop_waiting();
   if (fsm_.current() != quorum_fsm::state::pending) {
     complete(boost::asio::error::operation_aborted, {});
   }
@@ -126,6 +171,7 @@ void acquire_op::abort() {
 
 void acquire_op::complete(error_code ec, lock result) {
   if (!done_) return;
+  stop_waiting();
   auto done = std::move(done_);
   done_ = {};
   done(ec, std::move(result));

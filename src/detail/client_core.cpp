@@ -6,15 +6,28 @@
 namespace redlock::detail {
 
 client_core::client_core(boost::asio::any_io_executor executor, client_config config)
-    : strand_(boost::asio::make_strand(executor)), config_(std::move(config)) {
-  const logger log(config_.log);
-  for (const auto& warning : validate(config_)) log(log_level::warning, warning);
+    : strand_(boost::asio::make_strand(executor)),
+      config_(checked(std::move(config))),
+      wakeups_(strand_, config_.nodes, settings_of(config_)) {
   connections_.reserve(config_.nodes.size());
   for (const auto& node : config_.nodes) {
-    connections_.push_back(std::make_shared<connection>(
-        strand_, node, connection_settings{config_.connect_timeout, config_.stall_timeout,
-                                          config_.reconnect, log}));
+    connections_.push_back(std::make_shared<connection>(strand_, node, settings_of(config_)));
   }
+}
+
+client_config client_core::checked(client_config config) {
+  const logger log(config.log);
+  for (const auto& warning : validate(config)) log(log_level::warning, warning);
+  return config;
+}
+
+connection_settings client_core::settings_of(const client_config& config) {
+  connection_settings settings;
+  settings.connect_timeout = config.connect_timeout;
+  settings.stall_timeout = config.stall_timeout;
+  settings.reconnect = config.reconnect;
+  settings.log = logger(config.log);
+  return settings;
 }
 
 void client_core::start() {
@@ -31,6 +44,7 @@ void client_core::shutdown() {
   const std::vector<abortable*> running(running_.begin(), running_.end());
   for (auto* op : running) op->abort();
   for (auto& c : connections_) c->shutdown();
+  wakeups_.shutdown();
 }
 
 std::string client_core::key_for(std::string_view resource) const {
@@ -50,7 +64,7 @@ void client_core::release(redlock::lock held, completion<error_code, std::size_t
   if (held.empty()) return done(errc::not_a_lock, 0);
   const auto timeout = effective_request_timeout(lock_options{.ttl = held.ttl()});
   auto op = std::make_shared<release_op>(
-      shared_from_this(), key_for(held.resource()), held.token(), timeout,
+      shared_from_this(), key_for(held.resource()), held.token(), true, timeout,
       std::vector<bool>(size(), true),
       [this, self = shared_from_this(), done = std::move(done)](release_op::result r) mutable {
         if (closed_) return done(boost::asio::error::operation_aborted, r.removed);

@@ -7,6 +7,7 @@
 #include <redlock/detail/connection.hpp>
 #include <redlock/detail/logger.hpp>
 #include <redlock/detail/timer.hpp>
+#include <redlock/detail/wakeup_hub.hpp>
 #include <redlock/lock.hpp>
 
 #include <memory>
@@ -40,6 +41,7 @@ class client_core : public std::enable_shared_from_this<client_core> {
   const client_config& config() const noexcept { return config_; }
   std::size_t size() const noexcept { return connections_.size(); }
   connection& node(std::size_t i) noexcept { return *connections_[i]; }
+  wakeup_hub& wakeups() noexcept { return wakeups_; }
   std::string key_for(std::string_view resource) const;
 
   void acquire(std::string resource, lock_options options, completion<error_code, redlock::lock> done);
@@ -50,8 +52,12 @@ class client_core : public std::enable_shared_from_this<client_core> {
   void withdraw(abortable* op) { running_.erase(op); }
 
  private:
+  static client_config checked(client_config config);
+  static connection_settings settings_of(const client_config& config);
+
   strand_type strand_;
   client_config config_;
+  wakeup_hub wakeups_;
   std::vector<std::shared_ptr<connection>> connections_;
   std::unordered_set<abortable*> running_;
   bool closed_ = false;

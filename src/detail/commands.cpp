@@ -35,7 +35,9 @@ std::string_view script_text(const lua_script& script, script_call how) {
 const lua_script& release_script() {
   static const lua_script script = make_script(
       "if redis.call('get', KEYS[1]) == ARGV[1] then\n"
-      "  return redis.call('del', KEYS[1])\n"
+      "  redis.call('del', KEYS[1])\n"
+      "  if ARGV[2] ~= '' then redis.call('publish', ARGV[2], '') end\n"
+      "  return 1\n"
       "end\n"
       "return 0\n");
   return script;
@@ -74,8 +76,15 @@ std::string acquire_command(std::string_view key, std::string_view token,
   return format_command({"SET", key, token, "NX", "PX", ms.view()});
 }
 
-std::string release_command(std::string_view key, std::string_view token, script_call how) {
-  return format_command({verb(how), script_text(release_script(), how), "1", key, token});
+std::string release_command(std::string_view key, std::string_view token,
+                            std::string_view channel, script_call how) {
+  return format_command({verb(how), script_text(release_script(), how), "1", key, token, channel});
+}
+
+std::string release_channel(std::string_view key) {
+  std::string channel("redlock:released:");
+  channel.append(key);
+  return channel;
 }
 
 std::string extend_command(std::string_view key, std::string_view token,

@@ -96,8 +96,12 @@ void connection::on_connected() {
   if (!node_.password.empty()) setup.push_back(auth_command(node_.username, node_.password));
   if (node_.database != 0) setup.push_back(select_command(node_.database));
   const std::size_t required = setup.size();
-  setup.push_back(script_load_command(release_script()));
-  setup.push_back(script_load_command(extend_script()));
+  if (settings_.subscriber) {
+    setup.push_back(format_command({"PING"}));
+  } else {
+    setup.push_back(script_load_command(release_script()));
+    setup.push_back(script_load_command(extend_script()));
+  }
 
   auto self = shared_from_this();
   for (std::size_t i = 0; i < setup.size(); ++i) {
@@ -132,7 +136,20 @@ void connection::become_ready() {
   auto queued = std::move(not_connected_);
   not_connected_.clear();
   for (auto& command : queued) enqueue_write(command.command, std::move(command.done));
+  if (ready_handler_) ready_handler_();
 }
+
+void connection::send_unanswered(std::string_view command) {
+  if (state_ != state::ready) return;
+  pending_output_.append(command);
+  if (!write_in_flight_) write();
+}
+
+void connection::on_push(unique_function<void(std::string_view, std::string_view)> handler) {
+  push_handler_ = std::move(handler);
+}
+
+void connection::on_ready(unique_function<void()> handler) { ready_handler_ = std::move(handler); }
 
 void connection::send(std::string command, callback done) {
   switch (state_) {
@@ -216,7 +233,19 @@ void connection::on_read(std::size_t bytes) {
     if (redisReaderGetReply(reader_.get(), &raw) != REDIS_OK) return fail(errc::protocol_error);
     if (raw == nullptr) break;
     std::unique_ptr<void, reply_deleter> owned(raw);
-    if (awaiting_reply_.empty()) return fail(errc::protocol_error);  // a reply nobody asked for
+    if (awaiting_reply_.empty()) {
+      const auto& pushed = *static_cast<const redisReply*>(raw);
+      // A reply nobody asked for is a protocol error, except a pub/sub push.
+      if (!push_handler_ || pushed.type != REDIS_REPLY_ARRAY || pushed.elements < 2 ||
+          pushed.element[0]->type != REDIS_REPLY_STRING ||
+          pushed.element[1]->type != REDIS_REPLY_STRING) {
+        return fail(errc::protocol_error);
+      }
+      push_handler_(std::string_view(pushed.element[0]->str, pushed.element[0]->len),
+                    std::string_view(pushed.element[1]->str, pushed.element[1]->len));
+      if (generation != generation_) return;
+      continue;
+    }
     auto done = std::move(awaiting_reply_.front());
     awaiting_reply_.pop_front();
     done(error_code{}, view_of(*static_cast<const redisReply*>(raw)));

@@ -27,8 +27,10 @@ class release_op final : public abortable, public std::enable_shared_from_this<r
     std::size_t answered = 0;  ///< Nodes that answered at all.
   };
 
+  /// `announce`: publish the release to waiters (an unlock), or not (the
+  /// undoing of a failed attempt, which frees nothing anyone waits for).
   release_op(std::shared_ptr<client_core> core, std::string key, std::string token,
-             milliseconds timeout, std::vector<bool> await,
+             bool announce, milliseconds timeout, std::vector<bool> await,
              unique_function<void(result)> done);
   ~release_op();
   void run();
@@ -41,6 +43,7 @@ class release_op final : public abortable, public std::enable_shared_from_this<r
   std::shared_ptr<client_core> core_;
   std::string key_;
   std::string token_;
+  std::string channel_;
   milliseconds timeout_;
   std::vector<bool> await_;
   unique_function<void(result)> done_;
@@ -64,6 +67,11 @@ class acquire_op final : public abortable, public std::enable_shared_from_this<a
   void on_timeout(std::uint64_t attempt);
   void settle(quorum_fsm::state state);
   void on_released();
+  void pause_until(clock::time_point at);
+  void wait_for_release();
+  void on_woken();
+  void stop_waiting();
+  clock::duration wake_jitter() const;
   void complete(error_code ec, lock result);
 
   std::shared_ptr<client_core> core_;
@@ -76,6 +84,10 @@ class acquire_op final : public abortable, public std::enable_shared_from_this<a
   timer timer_;
   std::string token_;
   std::uint64_t attempt_ = 0;
+  std::uint64_t pause_ = 0;  ///< Bumped per pause, so a stale timer cannot start an attempt.
+  std::uint64_t waiter_ = 0;  ///< Registration with the wakeup hub, 0 if none.
+  bool pausing_ = false;      ///< Between attempts (not attempting or releasing).
+  bool release_seen_ = false;  ///< A release was announced during the current attempt.
   clock::time_point wait_deadline_ = clock::time_point::max();
 };
 

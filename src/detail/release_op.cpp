@@ -3,11 +3,12 @@
 namespace redlock::detail {
 
 release_op::release_op(std::shared_ptr<client_core> core, std::string key, std::string token,
-                       milliseconds timeout, std::vector<bool> await,
+                       bool announce, milliseconds timeout, std::vector<bool> await,
                        unique_function<void(result)> done)
     : core_(std::move(core)),
       key_(std::move(key)),
       token_(std::move(token)),
+      channel_(announce ? release_channel(key_) : std::string()),
       timeout_(timeout),
       await_(std::move(await)),
       done_(std::move(done)),
@@ -23,7 +24,9 @@ void release_op::run() {
     if (await_[i]) ++outstanding_;
     send_script(
         core_->node(i),
-        [key = key_, token = token_](script_call how) { return release_command(key, token, how); },
+        [key = key_, token = token_, channel = channel_](script_call how) {
+          return release_command(key, token, channel, how);
+        },
         [self, i](error_code ec, const reply& r) { self->on_reply(i, ec, r); });
   }
   if (outstanding_ == 0) {

@@ -14,7 +14,9 @@ struct lua_script {
   std::string sha1;  ///< What SCRIPT LOAD would return for `body`.
 };
 
-/// Deletes KEYS[1] only while it holds ARGV[1] (our token); returns 1 or 0.
+/// Deletes KEYS[1] only while it holds ARGV[1] (our token) and then, if
+/// ARGV[2] is not empty, publishes on channel ARGV[2] to wake waiters;
+/// returns 1 or 0.
 const lua_script& release_script();
 /// Sets KEYS[1] to expire in ARGV[2] ms only while it holds ARGV[1]; returns 1 or 0.
 const lua_script& extend_script();
@@ -29,8 +31,11 @@ std::string acquire_command(std::string_view key, std::string_view token,
 /// a NOSCRIPT error from a node whose cache was flushed.
 enum class script_call { evalsha, eval };
 
+/// `channel` empty: release without waking anyone (undoing a failed attempt).
 std::string release_command(std::string_view key, std::string_view token,
-                            script_call how = script_call::evalsha);
+                            std::string_view channel, script_call how = script_call::evalsha);
+/// The pub/sub channel on which the release of `key` is announced.
+std::string release_channel(std::string_view key);
 std::string extend_command(std::string_view key, std::string_view token,
                            std::chrono::milliseconds ttl, script_call how = script_call::evalsha);
 

@@ -26,6 +26,9 @@ struct connection_settings {
   std::chrono::milliseconds stall_timeout{3000};
   reconnect_policy reconnect{};
   logger log{};
+  /// A pub/sub connection: no script loading, and replies nobody asked for
+  /// (published messages) go to the push handler.
+  bool subscriber = false;
 };
 
 /// Commands are written in the order send() is called and their replies
@@ -53,6 +56,14 @@ class connection : public std::enable_shared_from_this<connection> {
   void send(std::string command, callback done);
   /// Closes for good; everything pending fails with errc::connection_closed.
   void shutdown();
+
+  /// Pub/sub: writes a command whose answer comes as a push (SUBSCRIBE);
+  /// dropped unless ready(), so call it again from the on_ready handler.
+  void send_unanswered(std::string_view command);
+  /// Receives each push as (kind, channel), e.g. ("message", channel).
+  void on_push(unique_function<void(std::string_view, std::string_view)> handler);
+  /// Called each time the connection (re)becomes ready.
+  void on_ready(unique_function<void()> handler);
 
   bool ready() const noexcept { return state_ == state::ready; }
   const node_config& node() const noexcept { return node_; }
@@ -102,6 +113,8 @@ class connection : public std::enable_shared_from_this<connection> {
   std::deque<waiting_command> not_connected_;  ///< Sent before the connection was ready.
   std::vector<char> read_buffer_;
   std::unique_ptr<redisReader, void (*)(redisReader*)> reader_;
+  unique_function<void(std::string_view, std::string_view)> push_handler_;
+  unique_function<void()> ready_handler_;
 };
 
 }  // namespace redlock::detail

@@ -1,0 +1,52 @@
+// Wakes acquirers waiting for a resource when its holder releases it: the
+// release script publishes on a per-key channel on every node, and one
+// subscriber connection per node (opened on first use, shared by every
+// waiter of the client) listens.
+#pragma once
+
+#include <redlock/detail/connection.hpp>
+#include <redlock/detail/unique_function.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace redlock::detail {
+
+class wakeup_hub {
+ public:
+  using waiter_id = std::uint64_t;
+
+  wakeup_hub(strand_type strand, const std::vector<node_config>& nodes,
+             connection_settings settings);
+
+  /// Calls `wake` once, on the strand, when a release of `key` is published
+  /// on any node, unless cancel() comes first. Subscribes on first interest.
+  waiter_id wait(const std::string& key, unique_function<void()> wake);
+  /// Forgets a waiter; the last waiter of a key unsubscribes.
+  void cancel(waiter_id id);
+  void shutdown();
+
+ private:
+  struct waiter {
+    waiter_id id;
+    unique_function<void()> wake;
+  };
+
+  void on_message(std::string_view channel);
+  void subscribe_all(connection& node);
+  void send_to_all(const std::string& command);
+  void drop_key(const std::string& channel);
+
+  strand_type strand_;
+  std::vector<node_config> nodes_;
+  connection_settings settings_;
+  std::vector<std::shared_ptr<connection>> subscribers_;  ///< Empty until the first wait.
+  std::unordered_map<std::string, std::vector<waiter>> waiters_;  ///< By channel.
+  std::unordered_map<waiter_id, std::string> channel_of_;
+  waiter_id next_id_ = 1;
+};
+
+}  // namespace redlock::detail

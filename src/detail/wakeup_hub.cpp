@@ -1,0 +1,84 @@
+#include <redlock/detail/commands.hpp>
+#include <redlock/detail/wakeup_hub.hpp>
+
+#include <algorithm>
+
+namespace redlock::detail {
+
+wakeup_hub::wakeup_hub(strand_type strand, const std::vector<node_config>& nodes,
+                       connection_settings settings)
+    : strand_(std::move(strand)), nodes_(nodes), settings_(std::move(settings)) {
+  settings_.subscriber = true;
+}
+
+wakeup_hub::waiter_id wakeup_hub::wait(const std::string& key, unique_function<void()> wake) {
+  if (subscribers_.empty()) {
+    for (const auto& node : nodes_) {
+      auto subscriber = std::make_shared<connection>(strand_, node, settings_);
+      subscriber->on_push([this](std::string_view kind, std::string_view channel) {
+        if (kind == "message") on_message(channel);
+      });
+      // (Re)subscribe whenever the connection comes up: a reconnect forgets subscriptions.
+      subscriber->on_ready([this, raw = subscriber.get()] { subscribe_all(*raw); });
+      subscriber->start();
+      subscribers_.push_back(std::move(subscriber));
+    }
+  }
+  const auto id = next_id_++;
+  auto channel = release_channel(key);
+  const bool first = !waiters_.contains(channel);
+  auto& waiting = waiters_[channel];
+  waiting.push_back({id, std::move(wake)});
+  channel_of_.emplace(id, channel);
+  if (first) send_to_all(format_command({"SUBSCRIBE", channel}));
+  return id;
+}
+
+void wakeup_hub::cancel(waiter_id id) {
+  const auto found = channel_of_.find(id);
+  if (found == channel_of_.end()) return;
+  const auto channel = std::move(found->second);
+  channel_of_.erase(found);
+  auto& waiting = waiters_[channel];
+  std::erase_if(waiting, [id](const waiter& w) { return w.id == id; });
+  if (waiting.empty()) drop_key(channel);
+}
+
+void wakeup_hub::on_message(std::string_view channel) {
+  const auto found = waiters_.find(std::string(channel));
+  if (found == waiters_.end()) return;
+  const std::string name = found->first;
+  auto woken = std::move(found->second);
+  found->second.clear();
+  for (auto& w : woken) channel_of_.erase(w.id);
+  for (auto& w : woken) w.wake();
+  // Woken waiters that wait again keep the subscription; only then is it dropped.
+  const auto still = waiters_.find(name);
+  if (still != waiters_.end() && still->second.empty()) drop_key(name);
+}
+
+void wakeup_hub::drop_key(const std::string& channel) {
+  send_to_all(format_command({"UNSUBSCRIBE", channel}));
+  waiters_.erase(channel);
+}
+
+void wakeup_hub::subscribe_all(connection& node) {
+  for (const auto& [channel, waiting] : waiters_) {
+    node.send_unanswered(format_command({"SUBSCRIBE", channel}));
+  }
+}
+
+void wakeup_hub::send_to_all(const std::string& command) {
+  // A subscriber that is not up yet subscribes to everything once it is.
+  for (auto& subscriber : subscribers_) {
+    if (subscriber->ready()) subscriber->send_unanswered(command);
+  }
+}
+
+void wakeup_hub::shutdown() {
+  waiters_.clear();
+  channel_of_.clear();
+  for (auto& subscriber : subscribers_) subscriber->shutdown();
+}
+
+}  // namespace redlock::detail
