@@ -36,7 +36,8 @@ const lua_script& release_script() {
   static const lua_script script = make_script(
       "if redis.call('get', KEYS[1]) == ARGV[1] then\n"
       "  redis.call('del', KEYS[1])\n"
-      "  if ARGV[2] ~= '' then redis.call('publish', ARGV[2], '') end\n"
+      // pcall: a user without channel permission still releases.
+      "  if ARGV[2] ~= '' then redis.pcall('publish', ARGV[2], '') end\n"
       "  return 1\n"
       "end\n"
       "return 0\n");

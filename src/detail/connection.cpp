@@ -235,6 +235,14 @@ void connection::on_read(std::size_t bytes) {
     std::unique_ptr<void, reply_deleter> owned(raw);
     if (awaiting_reply_.empty()) {
       const auto& pushed = *static_cast<const redisReply*>(raw);
+      if (push_handler_ && pushed.type == REDIS_REPLY_ERROR) {
+        // A refused SUBSCRIBE (e.g. an ACL user without channel rights):
+        // waiters fall back to polling. Said once per connection.
+        if (!std::exchange(warned_push_error_, true)) settings_.log(log_level::warning,
+                      fmt::format("redlock: node {}: subscription refused: {}", describe(),
+                                  std::string_view(pushed.str, pushed.len)));
+        continue;
+      }
       // A reply nobody asked for is a protocol error, except a pub/sub push.
       if (!push_handler_ || pushed.type != REDIS_REPLY_ARRAY || pushed.elements < 2 ||
           pushed.element[0]->type != REDIS_REPLY_STRING ||

@@ -8,10 +8,10 @@
 #include "support/admin_client.hpp"
 #include "support/redis_server.hpp"
 
+#include <fmt/format.h>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <catch2/catch.hpp>
-#include <fmt/format.h>
 
 #include <unistd.h>
 
@@ -76,7 +76,9 @@ class log_capture {
   /// Every line, for failure messages.
   std::string dump() const {
     std::string out;
-    for (const auto& l : lines()) out += fmt::format("[{}] {}\n", static_cast<int>(l.level), l.text);
+    for (const auto& l : lines()) {
+      out += fmt::format("[{}] {}\n", static_cast<int>(l.level), l.text);
+    }
     return out;
   }
 
@@ -132,7 +134,8 @@ std::tuple<Results...> run_op(boost::asio::io_context& io, Start&& start,
                               milliseconds limit = op_limit) {
   auto result = std::make_shared<std::optional<std::tuple<Results...>>>();
   std::forward<Start>(start)([result](Results... r) { result->emplace(std::move(r)...); });
-  run_until(io, [&] { return result->has_value(); }, limit);
+  run_until(
+      io, [&] { return result->has_value(); }, limit);
   return std::move(**result);
 }
 
@@ -143,7 +146,8 @@ inline void wait_on_timer(boost::asio::io_context& io, milliseconds delay) {
   boost::asio::steady_timer timer(io, delay);
   auto fired = std::make_shared<bool>(false);
   timer.async_wait([fired](error_code) { *fired = true; });
-  run_until(io, [&] { return *fired; }, delay + 5s, "a timer");
+  run_until(
+      io, [&] { return *fired; }, delay + 5s, "a timer");
 }
 
 struct lock_result {
@@ -177,28 +181,36 @@ inline lock_result extend(boost::asio::io_context& io, client& locks, const lock
   return {ec, std::move(extended)};
 }
 
-/// Retry policy that gives up after one attempt.
-inline lock_options once(milliseconds ttl = 10s, milliseconds request_timeout = 0ms) {
+/// Options of a single attempt, no retry. The request timeout defaults to a
+/// generous ttl/4 (at most 2 s) instead of the library's ttl/20 (at most
+/// 500 ms): a test that is not about timeouts must not fail on a busy machine.
+inline lock_options once(milliseconds ttl = 10s,
+                         std::optional<milliseconds> request_timeout = std::nullopt) {
   lock_options options;
   options.ttl = ttl;
-  options.request_timeout = request_timeout;
+  options.request_timeout = request_timeout.value_or(std::min<milliseconds>(ttl / 4, 2s));
   options.retry = retry_policy::try_once();
   return options;
 }
 
 /// Nodes whose outcome is `state`.
 inline std::size_t count_nodes(const lock& held, status state) {
-  return static_cast<std::size_t>(std::count_if(held.nodes().begin(), held.nodes().end(),
-                                                [&](const node_outcome& o) { return o.state == state; }));
+  return static_cast<std::size_t>(
+      std::count_if(held.nodes().begin(), held.nodes().end(),
+                    [&](const node_outcome& o) { return o.state == state; }));
+}
+
+inline const char* status_name(status s) {
+  static constexpr const char* names[] = {"pending", "acquired", "held_elsewhere", "failed"};
+  return names[static_cast<int>(s)];
 }
 
 /// "0:acquired 1:failed(...) ...", for failure messages.
 inline std::string describe_nodes(const lock& held) {
-  static constexpr const char* names[] = {"pending", "acquired", "held_elsewhere", "failed"};
   std::string out;
   for (std::size_t i = 0; i < held.nodes().size(); ++i) {
     const auto& o = held.nodes()[i];
-    out += fmt::format("{}:{}", i, names[static_cast<int>(o.state)]);
+    out += fmt::format("{}:{}", i, status_name(o.state));
     if (o.error) out += fmt::format("({})", o.error.message());
     out += ' ';
   }
@@ -231,14 +243,20 @@ inline admins connect_admins(const test::cluster& nodes) {
 }
 
 /// Polls a condition on the Redis side every few ms (Redis offers no event
-/// to wait for); false if it did not hold within `limit`.
+/// to wait for); false if it did not hold within `limit`. Between polls it
+/// runs `io`, so the clients keep working meanwhile: a lock completes at
+/// quorum, and the SET to a slower node may still be queued in the client.
 template <class Predicate>
-bool poll_until(Predicate condition, milliseconds limit = 2000ms, milliseconds interval = 5ms) {
+bool poll_until(boost::asio::io_context& io, Predicate condition, milliseconds limit = 2000ms,
+                milliseconds interval = 5ms) {
   const auto deadline = steady::now() + limit;
   for (;;) {
     if (condition()) return true;
     if (steady::now() >= deadline) return false;
-    std::this_thread::sleep_for(interval);
+    const auto next = steady::now() + interval;
+    io.restart();
+    io.run_until(next);
+    if (io.stopped()) std::this_thread::sleep_until(next);  // it had no work at all
   }
 }
 
@@ -279,11 +297,13 @@ inline bool foreign_set_nx(test::admin_client& admin, const std::string& key,
 /// destructor then lets the client's posted shutdown run.
 struct env {
   explicit env(std::size_t n = 5, test::server_options options = {})
-      : nodes(n, std::move(options)), config(make_config(nodes, log)), admin(connect_admins(nodes)) {}
+      : nodes(n, std::move(options)),
+        config(make_config(nodes, log)),
+        admin(connect_admins(nodes)) {}
 
   ~env() {
-    // Let destroyed clients close their connections, bounded: a paused node
-    // cannot keep us here.
+    // Run the shutdown that destroyed clients posted, so they close their
+    // connections; bounded, though nothing should keep it running.
     io.restart();
     io.run_for(500ms);
   }
@@ -296,17 +316,22 @@ struct env {
     return config.key_prefix + std::string(resource);
   }
 
-  /// Waits until the key holds `token` on every node in [first, last) (a
-  /// lock completes at quorum, the other nodes' SET may still be on its way).
-  bool key_everywhere(const std::string& key, const std::string& token, std::size_t first = 0,
-                      std::size_t last = static_cast<std::size_t>(-1)) {
-    last = std::min(last, admin.size());
-    return poll_until([&] {
-      for (std::size_t i = first; i < last; ++i) {
-        if (admin[i]->get(key) != token) return false;
+  /// Waits until `key` holds `token` on every node (a lock completes at
+  /// quorum, the other nodes' SET may still be on its way).
+  bool key_everywhere(const std::string& key, const std::string& token) {
+    const bool everywhere = poll_until(io, [&] {
+      for (const auto& a : admin) {
+        if (a->get(key) != token) return false;
       }
       return true;
     });
+    if (!everywhere) {
+      for (std::size_t i = 0; i < admin.size(); ++i) {
+        UNSCOPED_INFO("node " << i << ": " << key << " = " << admin[i]->get(key).value_or("(nil)")
+                              << ", PTTL " << admin[i]->pttl(key) << "; wanted " << token);
+      }
+    }
+    return everywhere;
   }
 
   test::cluster nodes;
@@ -338,8 +363,7 @@ struct StringMaker<redlock::errc> {
 template <>
 struct StringMaker<redlock::node_outcome::status> {
   static std::string convert(redlock::node_outcome::status s) {
-    static constexpr const char* names[] = {"pending", "acquired", "held_elsewhere", "failed"};
-    return names[static_cast<int>(s)];
+    return redlock::itest::status_name(s);
   }
 };
 

@@ -104,7 +104,7 @@ TEST_CASE("admin_client: AUTH with requirepass", "[support]") {
   CHECK(with_user.command({"PING"}).text == "PONG");
 }
 
-TEST_CASE("pause makes a command time out; resume recovers", "[support]") {
+TEST_CASE("pause makes a command time out and resume recovers", "[support]") {
   redis_server server(redlock::test::find_free_port());
   server.start();
   admin_client client(server.port());

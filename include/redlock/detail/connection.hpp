@@ -115,6 +115,7 @@ class connection : public std::enable_shared_from_this<connection> {
   std::unique_ptr<redisReader, void (*)(redisReader*)> reader_;
   unique_function<void(std::string_view, std::string_view)> push_handler_;
   unique_function<void()> ready_handler_;
+  bool warned_push_error_ = false;
 };
 
 }  // namespace redlock::detail

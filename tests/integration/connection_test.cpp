@@ -1,0 +1,212 @@
+// The client's connections: one pipelined connection per node, replies
+// matched to their own request even after a timeout, and shutdown with
+// operations still pending.
+#include "test_env.hpp"
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+using namespace redlock::itest;
+using redlock::errc;
+using redlock::error_code;
+
+TEST_CASE("200 concurrent locks from one client share a single connection per node",
+          "[integration]") {
+  env e;
+  constexpr std::size_t count = 200;
+
+  // The admin connection is the only one so far.
+  std::vector<long long> clients_before, connections_before;
+  for (auto& admin : e.admin) {
+    clients_before.push_back(info_field(*admin, "clients", "connected_clients"));
+    connections_before.push_back(info_field(*admin, "stats", "total_connections_received"));
+  }
+
+  redlock::client locks(e.io.get_executor(), e.config);
+  auto locked = std::make_shared<std::vector<lock_result>>();
+  for (std::size_t i = 0; i < count; ++i) {
+    locks.async_lock("job-" + std::to_string(i), once(10s),
+                     [locked](error_code ec, redlock::lock held) {
+                       locked->push_back({ec, std::move(held)});
+                     });
+  }
+  run_until(e.io, [&] { return locked->size() == count; });
+
+  std::size_t succeeded = 0;
+  for (const auto& r : *locked) succeeded += r.ec ? 0 : 1;
+  CHECK(succeeded == count);
+
+  for (std::size_t i = 0; i < 5; ++i) {
+    INFO("node " << i);
+    CHECK(info_field(*e.admin[i], "clients", "connected_clients") == clients_before[i] + 1);
+    CHECK(info_field(*e.admin[i], "stats", "total_connections_received") ==
+          connections_before[i] + 1);
+    CHECK(poll_until(e.io,
+                     [&] { return e.admin[i]->keys(e.config.key_prefix + "*").size() == count; }));
+  }
+
+  auto unlocked = std::make_shared<std::vector<unlock_result>>();
+  for (const auto& r : *locked) {
+    locks.async_unlock(r.held, [unlocked](error_code ec, std::size_t removed) {
+      unlocked->push_back({ec, removed});
+    });
+  }
+  run_until(e.io, [&] { return unlocked->size() == count; });
+  std::size_t fully_removed = 0;
+  for (const auto& r : *unlocked) fully_removed += !r.ec && r.removed == 5 ? 1 : 0;
+  CHECK(fully_removed == count);
+  for (std::size_t i = 0; i < 5; ++i) {
+    CHECK(e.admin[i]->keys(e.config.key_prefix + "*").empty());
+    CHECK(info_field(*e.admin[i], "stats", "total_connections_received") ==
+          connections_before[i] + 1);
+  }
+}
+
+// Node 0 is frozen while lock A is taken (A completes on the other four) and
+// then unlocked (that release times out on node 0). Node 0 then owes two
+// stale replies when it thaws, and lock B is sent right behind them. B is set
+// up so that its outcome hinges on node 0's vote, and the stale replies say
+// the opposite of B's own: misattributing one would flip B's result.
+TEST_CASE("a late reply to a timed-out request is never taken for a later request's reply",
+          "[integration]") {
+  env e;
+  redlock::client locks(e.io.get_executor(), e.config);
+  warm_up(e.io, locks);
+  const auto key_a = e.key("first");
+  const auto key_b = e.key("second");
+
+  // Takes and releases A with node 0 frozen, then thaws node 0.
+  auto take_a_while_node_0_frozen = [&] {
+    e.nodes.node(0).pause();
+    auto a = acquire(e.io, locks, "first", once());
+    INFO("A: " << describe_nodes(a.held));
+    REQUIRE_FALSE(a.ec);
+    REQUIRE(a.held.nodes()[0].state != status::acquired);
+    const auto released = release(e.io, locks, a.held);  // waits out node 0's timeout
+    CHECK_FALSE(released.ec);
+    CHECK(released.removed == 4);
+    e.nodes.node(0).resume();
+  };
+
+  SECTION("stale OK, 1 before B's nil") {
+    // B is held elsewhere on 0, 1, 2: B must fail, and only node 0's nil can
+    // make it fail. A stale OK counted for B would let it succeed.
+    for (std::size_t i : {0, 1, 2}) REQUIRE(foreign_set_nx(*e.admin[i], key_b, "othertoken"));
+    take_a_while_node_0_frozen();
+
+    auto b = acquire(e.io, locks, "second", once());
+    INFO("B: " << describe_nodes(b.held));
+    CHECK(b.ec == errc::not_acquired);
+    CHECK(b.held.nodes()[0].state == status::held_elsewhere);
+    CHECK(e.admin[0]->get(key_b) == "othertoken");
+    for (std::size_t i : {3, 4}) CHECK_FALSE(e.admin[i]->exists(key_b));  // B's attempt released
+    // Node 0 ran A's late SET and then A's late release: A is gone there too.
+    CHECK(poll_until(e.io, [&] { return !e.admin[0]->exists(key_a); }));
+  }
+
+  SECTION("stale nil, 0 before B's OK") {
+    // A is held elsewhere on node 0 (its SET there answers nil), B on nodes 1
+    // and 2: B needs node 0's OK. A stale nil counted for B would sink it.
+    REQUIRE(foreign_set_nx(*e.admin[0], key_a, "othertoken"));
+    for (std::size_t i : {1, 2}) REQUIRE(foreign_set_nx(*e.admin[i], key_b, "othertoken"));
+    take_a_while_node_0_frozen();
+
+    auto b = acquire(e.io, locks, "second", once());
+    INFO("B: " << describe_nodes(b.held));
+    REQUIRE_FALSE(b.ec);
+    CHECK(b.held.nodes()[0].state == status::acquired);
+    CHECK(e.admin[0]->get(key_b) == b.held.token());
+    CHECK(e.admin[0]->get(key_a) == "othertoken");  // A's late release left it alone
+    CHECK(release(e.io, locks, b.held).removed == 3);
+  }
+
+  for (std::size_t i = 1; i < 5; ++i) CHECK_FALSE(e.admin[i]->exists(key_a));
+}
+
+TEST_CASE("destroying the client completes pending operations with operation_aborted",
+          "[integration]") {
+  env e;
+  auto locks = std::make_unique<redlock::client>(e.io.get_executor(), e.config);
+  warm_up(e.io, *locks);
+  auto held = acquire(e.io, *locks, "held", once(30s));
+  REQUIRE_FALSE(held.ec);
+  REQUIRE(e.key_everywhere(e.key("held"), held.held.token()));
+
+  // Every node frozen: nothing can complete on its own before the timeouts.
+  for (std::size_t i = 0; i < 5; ++i) e.nodes.node(i).pause();
+  auto result = std::make_shared<std::optional<error_code>>();
+
+  SECTION("a lock") {
+    locks->async_lock("stuck", once(30s, 20s),
+                      [result](error_code ec, redlock::lock) { result->emplace(ec); });
+  }
+  SECTION("an extend") {
+    locks->async_extend(held.held, 30s,
+                        [result](error_code ec, redlock::lock) { result->emplace(ec); });
+  }
+  SECTION("an unlock") {
+    locks->async_unlock(held.held, [result](error_code ec, std::size_t) { result->emplace(ec); });
+  }
+
+  // Let the operation start and send its commands.
+  e.io.restart();
+  e.io.poll();
+  REQUIRE_FALSE(result->has_value());
+
+  locks.reset();
+  run_until(
+      e.io, [&] { return result->has_value(); }, 5s, "the aborted operation");
+  CHECK(**result == boost::asio::error::operation_aborted);
+
+  // Nothing of the client keeps running: the io_context runs out of work.
+  e.io.restart();
+  e.io.run_for(2s);
+  CHECK(e.io.stopped());
+
+  for (std::size_t i = 0; i < 5; ++i) e.nodes.node(i).resume();
+}
+
+TEST_CASE("close() aborts pending and later operations and leaves no work on the executor",
+          "[integration]") {
+  env e;
+  redlock::client locks(e.io.get_executor(), e.config);
+  warm_up(e.io, locks);
+  auto held = acquire(e.io, locks, "held", once(30s));
+  REQUIRE_FALSE(held.ec);
+  for (std::size_t i = 0; i < 5; ++i) e.nodes.node(i).pause();
+
+  auto pending = std::make_shared<std::optional<error_code>>();
+  locks.async_lock("stuck", once(30s, 20s),
+                   [pending](error_code ec, redlock::lock) { pending->emplace(ec); });
+  e.io.restart();
+  e.io.poll();
+  REQUIRE_FALSE(pending->has_value());
+
+  locks.close();
+  struct later_results {
+    std::optional<error_code> locked, extended, unlocked;
+  };
+  auto later = std::make_shared<later_results>();
+  locks.async_lock("after-close", once(),
+                   [later](error_code ec, redlock::lock) { later->locked = ec; });
+  locks.async_extend(held.held, 30s,
+                     [later](error_code ec, redlock::lock) { later->extended = ec; });
+  locks.async_unlock(held.held, [later](error_code ec, std::size_t) { later->unlocked = ec; });
+  run_until(e.io, [&] {
+    return pending->has_value() && later->locked && later->extended && later->unlocked;
+  });
+
+  CHECK(**pending == boost::asio::error::operation_aborted);
+  CHECK(*later->locked == boost::asio::error::operation_aborted);
+  CHECK(*later->extended == boost::asio::error::operation_aborted);
+  CHECK(*later->unlocked == boost::asio::error::operation_aborted);
+
+  // The client still exists, but keeps nothing running.
+  e.io.restart();
+  e.io.run_for(2s);
+  CHECK(e.io.stopped());
+
+  for (std::size_t i = 0; i < 5; ++i) e.nodes.node(i).resume();
+}
