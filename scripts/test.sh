@@ -94,6 +94,7 @@ run_stage() {
     echo "=== stage $name: ctest $dir ==="
     env "${prefix[@]+"${prefix[@]}"}" \
       ctest --test-dir "$root/$dir" --output-on-failure -j2 \
+      "${stage_ctest_args[@]+"${stage_ctest_args[@]}"}" \
       "${ctest_args[@]+"${ctest_args[@]}"}" || rc=$?
     if ((rc == 0)); then
       result="PASS  $name"
@@ -109,12 +110,18 @@ run_stage() {
   summary+=("$result")
 }
 
+stage_ctest_args=()
 run_stage default build --
 if [[ "${REDLOCK_SANITIZERS:-1}" != 0 ]]; then
+  # Under sanitizers: every unit and integration test and the checker's
+  # tests, but not the long fault-schedule runs (they ran in the default
+  # stage), and no examples or benchmark to build.
+  stage_ctest_args=(-E "^torture: (short schedule|detects|safe)")
+  set -- -DREDLOCK_BUILD_EXAMPLES=OFF -DREDLOCK_BUILD_BENCH=OFF
   run_stage asan+ubsan build-asan "${san_env[@]}" \
-    -- -DREDLOCK_SANITIZE=address,undefined
+    -- -DREDLOCK_SANITIZE=address,undefined "$@"
   run_stage tsan build-tsan "${san_env[@]}" "${tsan_prefix[@]+"${tsan_prefix[@]}"}" \
-    -- -DREDLOCK_SANITIZE=thread
+    -- -DREDLOCK_SANITIZE=thread "$@"
 else
   summary+=("SKIP  sanitizers (REDLOCK_SANITIZERS=0)")
 fi

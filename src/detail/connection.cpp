@@ -151,7 +151,7 @@ void connection::on_push(unique_function<void(std::string_view, std::string_view
 
 void connection::on_ready(unique_function<void()> handler) { ready_handler_ = std::move(handler); }
 
-void connection::send(std::string command, callback done) {
+void connection::send(std::string_view command, callback done) {
   switch (state_) {
     case state::ready:
       enqueue_write(command, std::move(done));
@@ -159,7 +159,7 @@ void connection::send(std::string command, callback done) {
     case state::idle:
     case state::connecting:
     case state::handshaking:
-      not_connected_.push_back({std::move(command), std::move(done)});
+      not_connected_.push_back({std::string(command), std::move(done)});
       return;
     case state::backoff:
     case state::closed: {

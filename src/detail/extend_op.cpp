@@ -50,13 +50,14 @@ void extend_op::run() {
   fsm_.start(start);
   auto self = shared_from_this();
   const auto key = core_->key_for(held_.resource());
+  const auto command = extend_command(key, held_.token(), ttl_);
+  const auto eval = std::make_shared<const std::function<std::string()>>(
+      [key, token = held_.token(), ttl = ttl_] {
+        return extend_command(key, token, ttl, script_call::eval);
+      });
   for (std::size_t i = 0; i < core_->size(); ++i) {
-    send_script(
-        core_->node(i),
-        [key, token = held_.token(), ttl = ttl_](script_call how) {
-          return extend_command(key, token, ttl, how);
-        },
-        [self, i](error_code ec, const reply& r) { self->on_reply(i, ec, r); });
+    send_script(core_->node(i), command, eval,
+                [self, i](error_code ec, const reply& r) { self->on_reply(i, ec, r); });
   }
   lock_options timing;
   timing.ttl = ttl_;

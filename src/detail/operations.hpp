@@ -11,9 +11,12 @@
 
 namespace redlock::detail {
 
-/// Sends a script command built by `build` to `node`; on NOSCRIPT (the
-/// node's script cache was flushed) sends it again as EVAL.
-void send_script(connection& node, std::function<std::string(script_call)> build,
+/// Builds the EVAL form of a script call, shared by all nodes of one operation.
+using eval_builder = std::shared_ptr<const std::function<std::string()>>;
+
+/// Sends an EVALSHA command to `node`; on NOSCRIPT (the node's script cache
+/// was flushed) sends the EVAL form instead.
+void send_script(connection& node, std::string_view evalsha, const eval_builder& eval,
                  connection::callback done);
 
 /// Runs the release script for one token on the nodes and counts the
@@ -39,7 +42,6 @@ class release_op final : public abortable, public std::enable_shared_from_this<r
  private:
   void on_reply(std::size_t node, error_code ec, const reply& r);
   void finish();
-
   std::shared_ptr<client_core> core_;
   std::string key_;
   std::string token_;

@@ -20,14 +20,13 @@ release_op::~release_op() { core_->withdraw(this); }
 
 void release_op::run() {
   auto self = shared_from_this();
+  const auto command = release_command(key_, token_, channel_);
+  const auto eval = std::make_shared<const std::function<std::string()>>(
+      [self] { return release_command(self->key_, self->token_, self->channel_, script_call::eval); });
   for (std::size_t i = 0; i < core_->size(); ++i) {
     if (await_[i]) ++outstanding_;
-    send_script(
-        core_->node(i),
-        [key = key_, token = token_, channel = channel_](script_call how) {
-          return release_command(key, token, channel, how);
-        },
-        [self, i](error_code ec, const reply& r) { self->on_reply(i, ec, r); });
+    send_script(core_->node(i), command, eval,
+                [self, i](error_code ec, const reply& r) { self->on_reply(i, ec, r); });
   }
   if (outstanding_ == 0) {
     // Nothing to wait for; still complete from a handler, not from here.

@@ -2,13 +2,12 @@
 
 namespace redlock::detail {
 
-void send_script(connection& node, std::function<std::string(script_call)> build,
+void send_script(connection& node, std::string_view evalsha, const eval_builder& eval,
                  connection::callback done) {
-  auto command = build(script_call::evalsha);
-  node.send(std::move(command), [node = node.shared_from_this(), build = std::move(build),
-                                 done = std::move(done)](error_code ec, const reply& r) mutable {
+  node.send(evalsha, [node = node.shared_from_this(), eval,
+                      done = std::move(done)](error_code ec, const reply& r) mutable {
     if (!ec && is_noscript(r)) {
-      node->send(build(script_call::eval), std::move(done));
+      node->send((*eval)(), std::move(done));
       return;
     }
     done(ec, r);

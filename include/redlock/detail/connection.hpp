@@ -52,8 +52,9 @@ class connection : public std::enable_shared_from_this<connection> {
 
   /// Starts connecting (and reconnecting after failures) until shutdown().
   void start();
-  /// Queues a RESP-formatted command.
-  void send(std::string command, callback done);
+  /// Queues a RESP-formatted command (copied only if it must wait for the
+  /// connection).
+  void send(std::string_view command, callback done);
   /// Closes for good; everything pending fails with errc::connection_closed.
   void shutdown();
 
