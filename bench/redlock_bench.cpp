@@ -4,13 +4,13 @@
 
 #include "stats.hpp"
 
+#include <fmt/format.h>
+#include <sys/resource.h>
+#include <unistd.h>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <fmt/format.h>
-#include <sys/resource.h>
-#include <unistd.h>
 
 #include <charconv>
 #include <cstdio>
@@ -41,19 +41,23 @@ struct options {
 
 const char* name_of(workload w) {
   switch (w) {
-    case workload::latency: return "latency";
-    case workload::throughput: return "throughput";
-    case workload::contention: return "contention";
+    case workload::latency:
+      return "latency";
+    case workload::throughput:
+      return "throughput";
+    case workload::contention:
+      return "contention";
   }
   return "?";
 }
 
 [[noreturn]] void usage(std::string_view problem) {
-  fmt::print(stderr,
-             "redlock-bench: {}\n"
-             "usage: redlock-bench --nodes H:P[,H:P...] [--workload latency|throughput|contention]\n"
-             "       [--duration S] [--concurrency C] [--ttl MS] [--warmup S] [--hold MS]\n",
-             problem);
+  fmt::print(
+      stderr,
+      "redlock-bench: {}\n"
+      "usage: redlock-bench --nodes H:P[,H:P...] [--workload latency|throughput|contention]\n"
+      "       [--duration S] [--concurrency C] [--ttl MS] [--warmup S] [--hold MS]\n",
+      problem);
   std::exit(2);
 }
 
@@ -81,10 +85,14 @@ options parse(int argc, char** argv) {
         usage(e.what());
       }
     } else if (flag == "--workload") {
-      if (value == "latency") o.kind = workload::latency;
-      else if (value == "throughput") o.kind = workload::throughput;
-      else if (value == "contention") o.kind = workload::contention;
-      else usage(fmt::format("unknown workload '{}'", value));
+      if (value == "latency")
+        o.kind = workload::latency;
+      else if (value == "throughput")
+        o.kind = workload::throughput;
+      else if (value == "contention")
+        o.kind = workload::contention;
+      else
+        usage(fmt::format("unknown workload '{}'", value));
     } else if (flag == "--duration") {
       o.duration_s = number<double>(flag, value);
     } else if (flag == "--concurrency") {
@@ -102,7 +110,8 @@ options parse(int argc, char** argv) {
   }
   if (o.nodes.empty()) usage("--nodes is required");
   if (o.duration_s <= 0) usage("--duration must be positive");
-  if (!concurrency_given) o.concurrency = o.kind == workload::throughput ? 64 : o.kind == workload::contention ? 8 : 1;
+  if (!concurrency_given)
+    o.concurrency = o.kind == workload::throughput ? 64 : o.kind == workload::contention ? 8 : 1;
   if (o.kind == workload::latency) o.concurrency = 1;
   if (o.concurrency == 0) usage("--concurrency must be at least 1");
   return o;
@@ -169,7 +178,8 @@ asio::awaitable<void> cycle_worker(run& r) {
   while (redlock::clock::now() < r.stop_at) {
     const auto resource = fmt::format("{}{}", r.prefix, r.next_resource++);
     const auto t0 = redlock::clock::now();
-    auto held = co_await r.locks.async_lock(resource, lock_opts, asio::redirect_error(asio::use_awaitable, ec));
+    auto held = co_await r.locks.async_lock(resource, lock_opts,
+                                            asio::redirect_error(asio::use_awaitable, ec));
     const auto t1 = redlock::clock::now();
     if (ec) {
       r.failed(ec);
@@ -239,8 +249,10 @@ int main(int argc, char** argv) {
   }
 
   const auto start = redlock::clock::now();
-  const auto warmup = std::chrono::duration_cast<redlock::clock::duration>(std::chrono::duration<double>(opts.warmup_s));
-  const auto measured = std::chrono::duration_cast<redlock::clock::duration>(std::chrono::duration<double>(opts.duration_s));
+  const auto warmup = std::chrono::duration_cast<redlock::clock::duration>(
+      std::chrono::duration<double>(opts.warmup_s));
+  const auto measured = std::chrono::duration_cast<redlock::clock::duration>(
+      std::chrono::duration<double>(opts.duration_s));
   run r{opts, *locks};
   r.measure_from = start + warmup;
   r.stop_at = start + warmup + measured;
@@ -252,7 +264,8 @@ int main(int argc, char** argv) {
   // CPU and memory are read when the measured period starts, after warm-up.
   cpu_times cpu_start{};
   long rss_after_warmup = 0;
-  asio::steady_timer warmup_timer(io, std::chrono::duration_cast<std::chrono::steady_clock::duration>(warmup));
+  asio::steady_timer warmup_timer(
+      io, std::chrono::duration_cast<std::chrono::steady_clock::duration>(warmup));
   warmup_timer.async_wait([&](boost::system::error_code) {
     cpu_start = cpu_now();
     rss_after_warmup = current_rss_kb();
@@ -277,7 +290,8 @@ int main(int argc, char** argv) {
   const double seconds = opts.duration_s;
   const double user = cpu_end.user - cpu_start.user;
   const double system = cpu_end.system - cpu_start.system;
-  if (!r.first_error.empty()) fmt::print(stderr, "redlock-bench: {} errors, first: {}\n", r.errors, r.first_error);
+  if (!r.first_error.empty())
+    fmt::print(stderr, "redlock-bench: {} errors, first: {}\n", r.errors, r.first_error);
 
   std::string extra;
   if (opts.kind == workload::contention) {
@@ -289,9 +303,9 @@ int main(int argc, char** argv) {
       R"("acquire_ms":{},"release_ms":{},"errors":{},"client_cpu_s":{{"user":{:.3f},"system":{:.3f}}},)"
       R"("client_cpu_s_per_1000_cycles":{:.4f},"max_rss_kb":{},"rss_kb_after_warmup":{},"rss_kb_end":{}{}}})"
       "\n",
-      name_of(opts.kind), opts.concurrency, seconds, r.cycles, static_cast<double>(r.cycles) / seconds,
-      r.acquire_ms.json(), r.release_ms.json(), r.errors, user, system,
-      r.cycles == 0 ? 0.0 : (user + system) * 1000.0 / static_cast<double>(r.cycles), max_rss_kb(),
-      rss_after_warmup, current_rss_kb(), extra);
+      name_of(opts.kind), opts.concurrency, seconds, r.cycles,
+      static_cast<double>(r.cycles) / seconds, r.acquire_ms.json(), r.release_ms.json(), r.errors,
+      user, system, r.cycles == 0 ? 0.0 : (user + system) * 1000.0 / static_cast<double>(r.cycles),
+      max_rss_kb(), rss_after_warmup, current_rss_kb(), extra);
   return r.errors == 0 || r.cycles > 0 ? 0 : 1;
 }

@@ -75,7 +75,8 @@ int main(int argc, char** argv) {
 
   try {
     redlock::test::fault_proxy proxy(static_cast<std::uint16_t>(upstream));
-    proxy.set_reply_delay({std::chrono::milliseconds(reply_delay_ms), std::chrono::milliseconds(0)});
+    proxy.set_reply_delay(
+        {std::chrono::milliseconds(reply_delay_ms), std::chrono::milliseconds(0)});
     proxy.set_request_delay(
         {std::chrono::milliseconds(request_delay_ms), std::chrono::milliseconds(0)});
     fmt::print("{}\n", proxy.port());

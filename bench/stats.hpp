@@ -23,9 +23,10 @@ class samples {
     double sum = 0;
     for (double v : values_) sum += v;
     const double mean = values_.empty() ? 0 : sum / static_cast<double>(values_.size());
-    return fmt::format(R"({{"n":{},"mean":{:.4f},"p50":{:.4f},"p90":{:.4f},"p99":{:.4f},"max":{:.4f}}})",
-                       values_.size(), mean, percentile(0.50), percentile(0.90), percentile(0.99),
-                       values_.empty() ? 0.0 : values_.back());
+    return fmt::format(
+        R"({{"n":{},"mean":{:.4f},"p50":{:.4f},"p90":{:.4f},"p99":{:.4f},"max":{:.4f}}})",
+        values_.size(), mean, percentile(0.50), percentile(0.90), percentile(0.99),
+        values_.empty() ? 0.0 : values_.back());
   }
 
  private:

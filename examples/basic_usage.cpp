@@ -2,10 +2,10 @@
 //   basic_usage [host:port ...]     (default: 127.0.0.1:7001 ... 127.0.0.1:7005)
 #include <redlock/redlock.hpp>  // first: it includes <utility> before Asio
 
+#include <fmt/core.h>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <fmt/core.h>
 
 #include <chrono>
 #include <cstddef>
@@ -19,8 +19,8 @@ namespace asio = boost::asio;
 // Errors arrive as exceptions (boost::system::system_error) with use_awaitable.
 asio::awaitable<void> report_job(redlock::client& locks) {
   redlock::lock_options opts;
-  opts.ttl = 10s;                                          // key expiry on each node
-  opts.retry = redlock::retry_policy::fixed(200ms, 5);     // up to 5 attempts if held elsewhere
+  opts.ttl = 10s;                                       // key expiry on each node
+  opts.retry = redlock::retry_policy::fixed(200ms, 5);  // up to 5 attempts if held elsewhere
   redlock::lock held = co_await locks.async_lock("report-job", opts, asio::use_awaitable);
   fmt::print("locked, {} ms of validity left\n", held.remaining_validity().count());
 

@@ -489,10 +489,10 @@ int run(const options& opt) {
   const long long sold = db.get_integer(sold_key);
   const long long oversold = std::max(0LL, sold - opt.stock);
 
-  const std::string mode =
-      opt.use_lock ? fmt::format("with lock ({} node{}, ttl {} ms)", opt.nodes.size(),
-                                opt.nodes.size() == 1 ? "" : "s", opt.ttl_ms)
-                   : std::string("without lock");
+  const std::string mode = opt.use_lock
+                               ? fmt::format("with lock ({} node{}, ttl {} ms)", opt.nodes.size(),
+                                             opt.nodes.size() == 1 ? "" : "s", opt.ttl_ms)
+                               : std::string("without lock");
   fmt::print("mode: {}, workers: {}, stock: {}, elapsed: {:.3f} s{}\n", mode, opt.workers,
              opt.stock, elapsed.count(), all_ok ? "" : " (some workers failed)");
   fmt::print("sold={} remaining={} oversold={}\n", sold, remaining, oversold);

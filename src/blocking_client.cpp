@@ -56,7 +56,9 @@ client& blocking_client::async_client() noexcept { return *runner_->async; }
 
 lock blocking_client::acquire(std::string resource, const lock_options& options, error_code& ec) {
   return wait_for<lock>(
-      [&](auto handler) { runner_->async->async_lock(std::move(resource), options, std::move(handler)); },
+      [&](auto handler) {
+        runner_->async->async_lock(std::move(resource), options, std::move(handler));
+      },
       ec);
 }
 

@@ -52,10 +52,11 @@ std::vector<std::string> validate(const client_config& config) {
   for (std::size_t i = 0; i < config.nodes.size(); ++i) {
     const auto& node = config.nodes[i];
     if (node.host.empty() || node.port == 0 || node.database < 0) {
-      throw config_error(errc::invalid_node,
-                         fmt::format("redlock: invalid configuration: node {} ('{}:{}', database {}) "
-                                     "needs a host, a non-zero port and a database >= 0",
-                                     i, node.host, node.port, node.database));
+      throw config_error(
+          errc::invalid_node,
+          fmt::format("redlock: invalid configuration: node {} ('{}:{}', database {}) "
+                      "needs a host, a non-zero port and a database >= 0",
+                      i, node.host, node.port, node.database));
     }
     if (!seen.emplace(node.host, node.port).second) {
       throw config_error(errc::duplicate_node,
@@ -65,17 +66,19 @@ std::vector<std::string> validate(const client_config& config) {
     }
   }
   if (!(config.drift_factor >= 0.0 && config.drift_factor < 1.0)) {
-    throw config_error(errc::invalid_drift_factor,
-                       fmt::format("redlock: invalid configuration: drift_factor {} is not in [0, 1)",
-                                   config.drift_factor));
+    throw config_error(
+        errc::invalid_drift_factor,
+        fmt::format("redlock: invalid configuration: drift_factor {} is not in [0, 1)",
+                    config.drift_factor));
   }
   const auto& reconnect = config.reconnect;
   if (reconnect.initial_delay.count() <= 0 || reconnect.max_delay < reconnect.initial_delay ||
-      !(reconnect.jitter >= 0.0 && reconnect.jitter <= 1.0) || config.connect_timeout.count() <= 0 ||
-      config.stall_timeout.count() <= 0) {
-    throw config_error(errc::invalid_retry_policy,
-                       "redlock: invalid configuration: connect_timeout, stall_timeout and reconnect "
-                       "delays must be positive, initial_delay <= max_delay, jitter in [0, 1]");
+      !(reconnect.jitter >= 0.0 && reconnect.jitter <= 1.0) ||
+      config.connect_timeout.count() <= 0 || config.stall_timeout.count() <= 0) {
+    throw config_error(
+        errc::invalid_retry_policy,
+        "redlock: invalid configuration: connect_timeout, stall_timeout and reconnect "
+        "delays must be positive, initial_delay <= max_delay, jitter in [0, 1]");
   }
 
   std::vector<std::string> warnings;
@@ -102,7 +105,8 @@ milliseconds effective_request_timeout(const lock_options& options) noexcept {
 error_code validate(std::string_view resource, const lock_options& options, double drift_factor) {
   if (resource.empty()) return errc::empty_resource;
   if (options.ttl.count() <= 0) return errc::invalid_ttl;
-  if (options.ttl <= detail::drift_allowance(options.ttl, drift_factor)) return errc::ttl_within_drift;
+  if (options.ttl <= detail::drift_allowance(options.ttl, drift_factor))
+    return errc::ttl_within_drift;
   if (options.request_timeout.count() < 0 || options.request_timeout >= options.ttl) {
     return errc::invalid_request_timeout;
   }

@@ -11,28 +11,52 @@ class redlock_category final : public boost::system::error_category {
 
   std::string message(int value) const override {
     switch (static_cast<errc>(value)) {
-      case errc::not_acquired: return "lock not acquired: the resource is held by another owner";
-      case errc::quorum_unreachable: return "quorum unreachable: too few Redis nodes answered";
-      case errc::validity_expired: return "quorum reached too late: no validity time left";
-      case errc::lock_expired: return "the lock's validity has already ended";
-      case errc::lock_lost: return "the lock is no longer held on a quorum of nodes";
-      case errc::node_timeout: return "the Redis node did not answer within the request timeout";
-      case errc::node_unavailable: return "no connection to the Redis node";
-      case errc::authentication_failed: return "authentication to the Redis node failed (wrong user name or password)";
-      case errc::server_error: return "the Redis node answered with an error";
-      case errc::protocol_error: return "unexpected or malformed reply from the Redis node";
-      case errc::connection_closed: return "the client was shut down before the node answered";
-      case errc::empty_resource: return "invalid argument: the resource name is empty";
-      case errc::invalid_ttl: return "invalid argument: the TTL must be positive";
-      case errc::ttl_within_drift: return "invalid argument: the TTL must be larger than the clock-drift allowance (ttl * drift_factor + 2 ms)";
-      case errc::invalid_request_timeout: return "invalid argument: the request timeout must be positive and smaller than the TTL";
-      case errc::invalid_drift_factor: return "invalid argument: the drift factor must be in [0, 1)";
-      case errc::invalid_retry_policy: return "invalid argument: retry and wait delays must be non-negative, base_delay <= max_delay, jitter in [0, 1]";
-      case errc::invalid_min_validity: return "invalid argument: min_validity must be non-negative and smaller than the TTL";
-      case errc::not_a_lock: return "invalid argument: the lock handle is empty";
-      case errc::no_nodes: return "invalid configuration: no Redis nodes";
-      case errc::duplicate_node: return "invalid configuration: the same node (host and port) is listed twice";
-      case errc::invalid_node: return "invalid configuration: a node has an empty host, port 0 or a negative database";
+      case errc::not_acquired:
+        return "lock not acquired: the resource is held by another owner";
+      case errc::quorum_unreachable:
+        return "quorum unreachable: too few Redis nodes answered";
+      case errc::validity_expired:
+        return "quorum reached too late: no validity time left";
+      case errc::lock_expired:
+        return "the lock's validity has already ended";
+      case errc::lock_lost:
+        return "the lock is no longer held on a quorum of nodes";
+      case errc::node_timeout:
+        return "the Redis node did not answer within the request timeout";
+      case errc::node_unavailable:
+        return "no connection to the Redis node";
+      case errc::authentication_failed:
+        return "authentication to the Redis node failed (wrong user name or password)";
+      case errc::server_error:
+        return "the Redis node answered with an error";
+      case errc::protocol_error:
+        return "unexpected or malformed reply from the Redis node";
+      case errc::connection_closed:
+        return "the client was shut down before the node answered";
+      case errc::empty_resource:
+        return "invalid argument: the resource name is empty";
+      case errc::invalid_ttl:
+        return "invalid argument: the TTL must be positive";
+      case errc::ttl_within_drift:
+        return "invalid argument: the TTL must be larger than the clock-drift allowance (ttl * "
+               "drift_factor + 2 ms)";
+      case errc::invalid_request_timeout:
+        return "invalid argument: the request timeout must be positive and smaller than the TTL";
+      case errc::invalid_drift_factor:
+        return "invalid argument: the drift factor must be in [0, 1)";
+      case errc::invalid_retry_policy:
+        return "invalid argument: retry and wait delays must be non-negative, base_delay <= "
+               "max_delay, jitter in [0, 1]";
+      case errc::invalid_min_validity:
+        return "invalid argument: min_validity must be non-negative and smaller than the TTL";
+      case errc::not_a_lock:
+        return "invalid argument: the lock handle is empty";
+      case errc::no_nodes:
+        return "invalid configuration: no Redis nodes";
+      case errc::duplicate_node:
+        return "invalid configuration: the same node (host and port) is listed twice";
+      case errc::invalid_node:
+        return "invalid configuration: a node has an empty host, port 0 or a negative database";
     }
     return "unknown redlock error " + std::to_string(value);
   }

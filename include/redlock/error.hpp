@@ -13,11 +13,11 @@ using error_code = boost::system::error_code;
 /// (connection refused, reset, ...) are passed through as Asio's codes.
 enum class errc {
   // Outcomes of lock operations.
-  not_acquired = 1,       ///< The resource is held by another owner on too many nodes.
-  quorum_unreachable,     ///< Too few nodes answered for a majority to be possible.
-  validity_expired,       ///< A majority agreed, but too late: no validity time was left.
-  lock_expired,           ///< The lock's validity had ended before the operation started.
-  lock_lost,              ///< Extend: the lock no longer holds on a majority of nodes.
+  not_acquired = 1,    ///< The resource is held by another owner on too many nodes.
+  quorum_unreachable,  ///< Too few nodes answered for a majority to be possible.
+  validity_expired,    ///< A majority agreed, but too late: no validity time was left.
+  lock_expired,        ///< The lock's validity had ended before the operation started.
+  lock_lost,           ///< Extend: the lock no longer holds on a majority of nodes.
 
   // Per-node failures.
   node_timeout,           ///< The node did not answer within the request timeout.
@@ -28,17 +28,18 @@ enum class errc {
   connection_closed,      ///< The client shut down before the node answered.
 
   // Invalid arguments and configuration.
-  empty_resource,            ///< The resource name is empty.
-  invalid_ttl,               ///< The TTL is zero or negative.
-  ttl_within_drift,          ///< The TTL is not larger than the clock-drift allowance.
-  invalid_request_timeout,   ///< The per-node request timeout is not smaller than the TTL.
-  invalid_drift_factor,      ///< The drift factor is negative or not below 1.
-  invalid_retry_policy,      ///< A retry or wait delay is negative, the base exceeds the cap, or jitter is outside [0, 1].
-  invalid_min_validity,      ///< min_validity is negative or not smaller than the TTL.
-  not_a_lock,                ///< The lock handle is empty (default-constructed or moved from).
-  no_nodes,                  ///< The configuration lists no nodes.
-  duplicate_node,            ///< Two nodes in the configuration share host and port.
-  invalid_node,              ///< A node has an empty host, port 0 or a negative database.
+  empty_resource,           ///< The resource name is empty.
+  invalid_ttl,              ///< The TTL is zero or negative.
+  ttl_within_drift,         ///< The TTL is not larger than the clock-drift allowance.
+  invalid_request_timeout,  ///< The per-node request timeout is not smaller than the TTL.
+  invalid_drift_factor,     ///< The drift factor is negative or not below 1.
+  invalid_retry_policy,  ///< A retry or wait delay is negative, the base exceeds the cap, or jitter
+                         ///< is outside [0, 1].
+  invalid_min_validity,  ///< min_validity is negative or not smaller than the TTL.
+  not_a_lock,            ///< The lock handle is empty (default-constructed or moved from).
+  no_nodes,              ///< The configuration lists no nodes.
+  duplicate_node,        ///< Two nodes in the configuration share host and port.
+  invalid_node,          ///< A node has an empty host, port 0 or a negative database.
 };
 
 /// The category of #errc. Its name is "redlock".

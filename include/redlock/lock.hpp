@@ -43,7 +43,9 @@ class lock {
   clock::time_point validity_deadline() const noexcept { return deadline_; }
   /// Time left before validity_deadline(), zero once it has passed.
   std::chrono::milliseconds remaining_validity(clock::time_point now = clock::now()) const noexcept;
-  bool valid(clock::time_point now = clock::now()) const noexcept { return !empty() && now < deadline_; }
+  bool valid(clock::time_point now = clock::now()) const noexcept {
+    return !empty() && now < deadline_;
+  }
 
   /// One entry per configured node, in configuration order.
   const std::vector<node_outcome>& nodes() const noexcept { return nodes_; }

@@ -61,8 +61,7 @@ void acquire_op::attempt() {
   });
 }
 
-void acquire_op::on_reply(std::uint64_t attempt, std::size_t node, error_code ec,
-                          const reply& r) {
+void acquire_op::on_reply(std::uint64_t attempt, std::size_t node, error_code ec, const reply& r) {
   // A reply to an earlier attempt, or one after the verdict, is no vote.
   if (attempt != attempt_ || fsm_.current() != quorum_fsm::state::pending || !done_) return;
   const auto now = clock::now();
@@ -82,8 +81,8 @@ void acquire_op::settle(quorum_fsm::state state) {
   if (state == quorum_fsm::state::pending) return;
   timer_.cancel();
   if (state == quorum_fsm::state::reached) {
-    return complete({}, lock(resource_, token_, options_.ttl, fsm_.validity_deadline(),
-                             fsm_.outcomes()));
+    return complete(
+        {}, lock(resource_, token_, options_.ttl, fsm_.validity_deadline(), fsm_.outcomes()));
   }
 
   // Undo the attempt on every node: a SET may have landed where the answer
@@ -105,8 +104,8 @@ void acquire_op::on_released() {
   if (core_->closed()) return complete(boost::asio::error::operation_aborted, {});
   const auto error = fsm_.error();
   const auto now = clock::now();
-  auto next = next_attempt_at(options_.retry, static_cast<unsigned>(attempt_), now,
-                              wait_deadline_, unit_random());
+  auto next = next_attempt_at(options_.retry, static_cast<unsigned>(attempt_), now, wait_deadline_,
+                              unit_random());
   if (!next) {
     return complete(error, lock(resource_, {}, options_.ttl, {}, fsm_.outcomes()));
   }
@@ -152,7 +151,7 @@ clock::duration acquire_op::wake_jitter() const {
   // shrinking it with each failed attempt lets the longest waiters go first.
   const auto spread = std::chrono::duration_cast<clock::duration>(std::chrono::microseconds(500));
   return std::chrono::duration_cast<clock::duration>(spread * unit_random() /
-                                                      static_cast<double>(attempt_));
+                                                     static_cast<double>(attempt_));
 }
 
 void acquire_op::stop_waiting() {

@@ -7,7 +7,8 @@ namespace redlock::detail {
 
 clock::duration jittered(clock::duration nominal, double jitter, double unit_random) noexcept {
   const double factor = 1.0 + jitter * (2.0 * unit_random - 1.0);
-  const auto scaled = static_cast<clock::rep>(std::llround(static_cast<double>(nominal.count()) * factor));
+  const auto scaled =
+      static_cast<clock::rep>(std::llround(static_cast<double>(nominal.count()) * factor));
   return clock::duration(std::max<clock::rep>(scaled, 0));
 }
 
@@ -33,8 +34,8 @@ clock::duration reconnect_delay(const reconnect_policy& policy, unsigned failure
                   policy.jitter, unit_random);
 }
 
-std::optional<clock::time_point> next_attempt_at(const retry_policy& policy,
-                                                 unsigned attempts_made, clock::time_point now,
+std::optional<clock::time_point> next_attempt_at(const retry_policy& policy, unsigned attempts_made,
+                                                 clock::time_point now,
                                                  clock::time_point wait_deadline,
                                                  double unit_random) noexcept {
   if (policy.max_attempts != 0 && attempts_made >= policy.max_attempts) return std::nullopt;

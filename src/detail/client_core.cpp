@@ -55,7 +55,7 @@ std::string client_core::key_for(std::string_view resource) const {
 }
 
 void client_core::acquire(std::string resource, lock_options options,
-                       completion<error_code, redlock::lock> done) {
+                          completion<error_code, redlock::lock> done) {
   std::make_shared<acquire_op>(shared_from_this(), std::move(resource), options, std::move(done))
       ->run();
 }
@@ -68,8 +68,8 @@ void client_core::release(redlock::lock held, completion<error_code, std::size_t
       std::vector<bool>(size(), true),
       [this, self = shared_from_this(), done = std::move(done)](release_op::result r) mutable {
         if (closed_) return done(boost::asio::error::operation_aborted, r.removed);
-        const error_code ec = r.answered >= quorum_of(size()) ? error_code{}
-                                                              : error_code(errc::quorum_unreachable);
+        const error_code ec =
+            r.answered >= quorum_of(size()) ? error_code{} : error_code(errc::quorum_unreachable);
         done(ec, r.removed);
       });
   op->run();

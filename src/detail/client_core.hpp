@@ -44,7 +44,8 @@ class client_core : public std::enable_shared_from_this<client_core> {
   wakeup_hub& wakeups() noexcept { return wakeups_; }
   std::string key_for(std::string_view resource) const;
 
-  void acquire(std::string resource, lock_options options, completion<error_code, redlock::lock> done);
+  void acquire(std::string resource, lock_options options,
+               completion<error_code, redlock::lock> done);
   void release(redlock::lock held, completion<error_code, std::size_t> done);
   void extend(redlock::lock held, milliseconds ttl, completion<error_code, redlock::lock> done);
 

@@ -63,8 +63,8 @@ std::string format_command(std::initializer_list<std::string_view> args) {
     ++argc;
   }
   char* formatted = nullptr;
-  const int size = redisFormatCommandArgv(&formatted, static_cast<int>(argc), argv.data(),
-                                          lengths.data());
+  const int size =
+      redisFormatCommandArgv(&formatted, static_cast<int>(argc), argv.data(), lengths.data());
   if (size < 0 || formatted == nullptr) throw std::bad_alloc();
   std::string command(formatted, static_cast<std::size_t>(size));
   redisFreeCommand(formatted);
@@ -77,8 +77,8 @@ std::string acquire_command(std::string_view key, std::string_view token,
   return format_command({"SET", key, token, "NX", "PX", ms.view()});
 }
 
-std::string release_command(std::string_view key, std::string_view token,
-                            std::string_view channel, script_call how) {
+std::string release_command(std::string_view key, std::string_view token, std::string_view channel,
+                            script_call how) {
   return format_command({verb(how), script_text(release_script(), how), "1", key, token, channel});
 }
 

@@ -3,10 +3,10 @@
 #include <redlock/detail/connection.hpp>
 #include <redlock/detail/random.hpp>
 
-#include <boost/asio/connect.hpp>
-#include <boost/asio/write.hpp>
 #include <fmt/format.h>
 #include <hiredis.h>
+#include <boost/asio/connect.hpp>
+#include <boost/asio/write.hpp>
 
 namespace redlock::detail {
 namespace {
@@ -16,12 +16,24 @@ constexpr std::size_t read_chunk = 16 * 1024;
 reply view_of(const redisReply& r) {
   reply out;
   switch (r.type) {
-    case REDIS_REPLY_STATUS: out.type = reply::kind::status; break;
-    case REDIS_REPLY_ERROR: out.type = reply::kind::error; break;
-    case REDIS_REPLY_INTEGER: out.type = reply::kind::integer; break;
-    case REDIS_REPLY_STRING: out.type = reply::kind::string; break;
-    case REDIS_REPLY_ARRAY: out.type = reply::kind::array; break;
-    default: out.type = reply::kind::nil; break;
+    case REDIS_REPLY_STATUS:
+      out.type = reply::kind::status;
+      break;
+    case REDIS_REPLY_ERROR:
+      out.type = reply::kind::error;
+      break;
+    case REDIS_REPLY_INTEGER:
+      out.type = reply::kind::integer;
+      break;
+    case REDIS_REPLY_STRING:
+      out.type = reply::kind::string;
+      break;
+    case REDIS_REPLY_ARRAY:
+      out.type = reply::kind::array;
+      break;
+    default:
+      out.type = reply::kind::nil;
+      break;
   }
   out.integer = r.integer;
   if (r.str != nullptr) out.text = std::string_view(r.str, r.len);
@@ -70,7 +82,8 @@ void connection::connect() {
 
   resolver_.async_resolve(
       node_.host, std::to_string(node_.port),
-      [this, self, generation](error_code ec, boost::asio::ip::tcp::resolver::results_type endpoints) {
+      [this, self, generation](error_code ec,
+                               boost::asio::ip::tcp::resolver::results_type endpoints) {
         if (generation != generation_ || state_ != state::connecting) return;
         if (ec) return fail(ec);
         boost::asio::async_connect(
@@ -186,15 +199,16 @@ void connection::enqueue_write(std::string_view command, callback done) {
 void connection::watch_for_stall() {
   stall_timer_armed_ = true;
   stall_timer_.expires_at(last_progress_ + settings_.stall_timeout);
-  stall_timer_.async_wait([this, self = shared_from_this(), generation = generation_](error_code ec) {
-    if (ec || generation != generation_) return;  // whoever cancelled has disarmed it
-    stall_timer_armed_ = false;
-    if (awaiting_reply_.empty()) return;
-    if (clock::now() - last_progress_ >= settings_.stall_timeout) {
-      return fail(boost::asio::error::timed_out);
-    }
-    watch_for_stall();
-  });
+  stall_timer_.async_wait(
+      [this, self = shared_from_this(), generation = generation_](error_code ec) {
+        if (ec || generation != generation_) return;  // whoever cancelled has disarmed it
+        stall_timer_armed_ = false;
+        if (awaiting_reply_.empty()) return;
+        if (clock::now() - last_progress_ >= settings_.stall_timeout) {
+          return fail(boost::asio::error::timed_out);
+        }
+        watch_for_stall();
+      });
 }
 
 void connection::write() {
@@ -203,23 +217,25 @@ void connection::write() {
   writing_.swap(pending_output_);
   write_in_flight_ = true;
   const auto generation = generation_;
-  boost::asio::async_write(socket_, boost::asio::buffer(writing_),
-                           [this, self = shared_from_this(), generation](error_code ec, std::size_t) {
-                             if (generation != generation_) return;
-                             write_in_flight_ = false;
-                             if (ec) return fail(ec);
-                             if (!pending_output_.empty()) write();
-                           });
+  boost::asio::async_write(
+      socket_, boost::asio::buffer(writing_),
+      [this, self = shared_from_this(), generation](error_code ec, std::size_t) {
+        if (generation != generation_) return;
+        write_in_flight_ = false;
+        if (ec) return fail(ec);
+        if (!pending_output_.empty()) write();
+      });
 }
 
 void connection::read() {
   const auto generation = generation_;
-  socket_.async_read_some(boost::asio::buffer(read_buffer_),
-                          [this, self = shared_from_this(), generation](error_code ec, std::size_t n) {
-                            if (generation != generation_) return;
-                            if (ec) return fail(ec);
-                            on_read(n);
-                          });
+  socket_.async_read_some(
+      boost::asio::buffer(read_buffer_),
+      [this, self = shared_from_this(), generation](error_code ec, std::size_t n) {
+        if (generation != generation_) return;
+        if (ec) return fail(ec);
+        on_read(n);
+      });
 }
 
 void connection::on_read(std::size_t bytes) {
@@ -238,9 +254,10 @@ void connection::on_read(std::size_t bytes) {
       if (push_handler_ && pushed.type == REDIS_REPLY_ERROR) {
         // A refused SUBSCRIBE (e.g. an ACL user without channel rights):
         // waiters fall back to polling. Said once per connection.
-        if (!std::exchange(warned_push_error_, true)) settings_.log(log_level::warning,
-                      fmt::format("redlock: node {}: subscription refused: {}", describe(),
-                                  std::string_view(pushed.str, pushed.len)));
+        if (!std::exchange(warned_push_error_, true))
+          settings_.log(log_level::warning,
+                        fmt::format("redlock: node {}: subscription refused: {}", describe(),
+                                    std::string_view(pushed.str, pushed.len)));
         continue;
       }
       // A reply nobody asked for is a protocol error, except a pub/sub push.

@@ -23,7 +23,8 @@ extend_op::extend_op(std::shared_ptr<client_core> core, lock held, milliseconds 
       held_(std::move(held)),
       ttl_(ttl),
       done_(std::move(done)),
-      fsm_(core_->size(), extend_rules(ttl, core_->config().drift_factor, held_.validity_deadline())),
+      fsm_(core_->size(),
+           extend_rules(ttl, core_->config().drift_factor, held_.validity_deadline())),
       timer_(core_->strand()) {
   core_->enroll(this);
 }
@@ -61,8 +62,7 @@ void extend_op::run() {
   }
   lock_options timing;
   timing.ttl = ttl_;
-  timer_.expires_at(
-      std::min(start + effective_request_timeout(timing), held_.validity_deadline()));
+  timer_.expires_at(std::min(start + effective_request_timeout(timing), held_.validity_deadline()));
   timer_.async_wait([self](error_code ec) {
     if (!ec && !self->finished_) self->settle(self->fsm_.on_timeout(clock::now()));
   });
@@ -85,8 +85,8 @@ void extend_op::settle(quorum_fsm::state state) {
   timer_.cancel();
   if (core_->closed()) return done_(boost::asio::error::operation_aborted, {});
   if (state == quorum_fsm::state::reached) {
-    return done_({}, lock(held_.resource(), held_.token(), ttl_, fsm_.validity_deadline(),
-                          fsm_.outcomes()));
+    return done_(
+        {}, lock(held_.resource(), held_.token(), ttl_, fsm_.validity_deadline(), fsm_.outcomes()));
   }
   done_(fsm_.error(), lock(held_.resource(), {}, ttl_, {}, fsm_.outcomes()));
 }

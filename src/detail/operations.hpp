@@ -32,9 +32,8 @@ class release_op final : public abortable, public std::enable_shared_from_this<r
 
   /// `announce`: publish the release to waiters (an unlock), or not (the
   /// undoing of a failed attempt, which frees nothing anyone waits for).
-  release_op(std::shared_ptr<client_core> core, std::string key, std::string token,
-             bool announce, milliseconds timeout, std::vector<bool> await,
-             unique_function<void(result)> done);
+  release_op(std::shared_ptr<client_core> core, std::string key, std::string token, bool announce,
+             milliseconds timeout, std::vector<bool> await, unique_function<void(result)> done);
   ~release_op();
   void run();
   void abort() override;
@@ -86,9 +85,9 @@ class acquire_op final : public abortable, public std::enable_shared_from_this<a
   timer timer_;
   std::string token_;
   std::uint64_t attempt_ = 0;
-  std::uint64_t pause_ = 0;  ///< Bumped per pause, so a stale timer cannot start an attempt.
-  std::uint64_t waiter_ = 0;  ///< Registration with the wakeup hub, 0 if none.
-  bool pausing_ = false;      ///< Between attempts (not attempting or releasing).
+  std::uint64_t pause_ = 0;    ///< Bumped per pause, so a stale timer cannot start an attempt.
+  std::uint64_t waiter_ = 0;   ///< Registration with the wakeup hub, 0 if none.
+  bool pausing_ = false;       ///< Between attempts (not attempting or releasing).
   bool release_seen_ = false;  ///< A release was announced during the current attempt.
   clock::time_point wait_deadline_ = clock::time_point::max();
 };

@@ -43,8 +43,7 @@ quorum_fsm::state quorum_fsm::on_refused(std::size_t node, clock::time_point now
   return decide(now);
 }
 
-quorum_fsm::state quorum_fsm::on_failed(std::size_t node, error_code error,
-                                        clock::time_point now) {
+quorum_fsm::state quorum_fsm::on_failed(std::size_t node, error_code error, clock::time_point now) {
   if (!accepts(node)) return state_;
   outcomes_[node] = {status::failed, error};
   ++failed_;

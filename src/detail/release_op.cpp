@@ -21,8 +21,9 @@ release_op::~release_op() { core_->withdraw(this); }
 void release_op::run() {
   auto self = shared_from_this();
   const auto command = release_command(key_, token_, channel_);
-  const auto eval = std::make_shared<const std::function<std::string()>>(
-      [self] { return release_command(self->key_, self->token_, self->channel_, script_call::eval); });
+  const auto eval = std::make_shared<const std::function<std::string()>>([self] {
+    return release_command(self->key_, self->token_, self->channel_, script_call::eval);
+  });
   for (std::size_t i = 0; i < core_->size(); ++i) {
     if (await_[i]) ++outstanding_;
     send_script(core_->node(i), command, eval,

@@ -206,7 +206,8 @@ class fault_proxy::impl::session : public std::enable_shared_from_this<session> 
       lost_ = true;
       owner_.dropped += n;
     } else {
-      d.queue.push_back({steady::now(), owner_.jitter_share(), std::string(d.buffer.data(), n), false});
+      d.queue.push_back(
+          {steady::now(), owner_.jitter_share(), std::string(d.buffer.data(), n), false});
       pump(d);
     }
     if (!closed_) read(d);
@@ -411,7 +412,8 @@ void fault_proxy::impl::stop() {
   for (const auto& s : snapshot()) s->abort();
 }
 
-fault_proxy::fault_proxy(std::uint16_t upstream_port) : impl_(std::make_unique<impl>(upstream_port)) {
+fault_proxy::fault_proxy(std::uint16_t upstream_port)
+    : impl_(std::make_unique<impl>(upstream_port)) {
   impl_->accept();
   impl_->thread = std::thread([state = impl_.get()] {
     for (;;) {

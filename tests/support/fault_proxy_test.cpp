@@ -1,6 +1,6 @@
 // Checks of the fault proxy and of its RESP rewriter.
-#include "admin_client.hpp"
 #include "fault_proxy.hpp"
+#include "admin_client.hpp"
 #include "redis_server.hpp"
 #include "resp_rewriter.hpp"
 
@@ -142,7 +142,9 @@ class raw_client {
 const std::string pong = "+PONG\r\n";
 
 // A reset, or a close seen after a failed send() took the ECONNRESET.
-bool broken(raw_client::end how) { return how == raw_client::end::reset || how == raw_client::end::closed; }
+bool broken(raw_client::end how) {
+  return how == raw_client::end::reset || how == raw_client::end::closed;
+}
 
 struct proxied_server {
   proxied_server() : server(redlock::test::find_free_port()) {
@@ -200,8 +202,10 @@ stream_case mixed_stream() {
     s.expected += to;
     ++s.rewrites;
   };
-  changed(resp({"SET", "k", "v", "NX", "PX", "10000"}), resp({"SET", "k", "v", "NX", "PX", "1000"}));
-  changed(resp({"set", "k", "v", "px", "30000", "nx"}), resp({"set", "k", "v", "px", "3000", "nx"}));
+  changed(resp({"SET", "k", "v", "NX", "PX", "10000"}),
+          resp({"SET", "k", "v", "NX", "PX", "1000"}));
+  changed(resp({"set", "k", "v", "px", "30000", "nx"}),
+          resp({"set", "k", "v", "px", "3000", "nx"}));
   changed(resp({"SET", "k", "v", "PX", "3"}), resp({"SET", "k", "v", "PX", "1"}));
   changed(resp({"PEXPIRE", "k", "5000"}), resp({"PEXPIRE", "k", "500"}));
   changed(resp({"pexpire", "k", "5000", "GT"}), resp({"pexpire", "k", "500", "GT"}));
@@ -230,10 +234,10 @@ stream_case mixed_stream() {
   same(resp({"EVAL", extend_script, "1", "k", "tok", "5000", "extra"}));
   same(resp({"GET", "k"}));
   same(resp({"PING"}));
-  same("PING\r\n");                  // inline commands
+  same("PING\r\n");  // inline commands
   same("SET k v PX 10000\r\n");
   same("\r\n");
-  same("*0\r\n");                    // empty arrays Redis skips
+  same("*0\r\n");  // empty arrays Redis skips
   same("*-1\r\n");
   changed(resp({"SET", "", "", "PX", "2000"}), resp({"SET", "", "", "PX", "200"}));
   same(resp({"GET", std::string(3000, 'x')}));
@@ -327,12 +331,13 @@ TEST_CASE("resp_rewriter: holds back only commands it may rewrite", "[support][p
 }
 
 TEST_CASE("resp_rewriter: a protocol error passes the rest through", "[support][proxy]") {
-  for (const std::string& bad : {std::string("*2\r\n$3\r\nSET\r\n!oops\r\n"), std::string("*x\r\n"),
-                                std::string("*2\r\n$-1\r\n"), std::string("*1\n"),
-                                std::string("*1\r\n$99999999999\r\n"),
-                                "*5\r\n$3\r\nSET\r\n$" + std::string(70000, '1')}) {
+  for (const std::string& bad :
+       {std::string("*2\r\n$3\r\nSET\r\n!oops\r\n"), std::string("*x\r\n"),
+        std::string("*2\r\n$-1\r\n"), std::string("*1\n"), std::string("*1\r\n$99999999999\r\n"),
+        "*5\r\n$3\r\nSET\r\n$" + std::string(70000, '1')}) {
     CAPTURE(bad);
-    const std::string stream = resp({"SET", "a", "b", "PX", "100"}) + bad + resp({"SET", "k", "v", "PX", "100"});
+    const std::string stream =
+        resp({"SET", "a", "b", "PX", "100"}) + bad + resp({"SET", "k", "v", "PX", "100"});
     resp_rewriter r(0.1);
     const std::string out = run(r, {stream});
     CHECK(r.passthrough());
@@ -341,7 +346,8 @@ TEST_CASE("resp_rewriter: a protocol error passes the rest through", "[support][
     const std::size_t step = std::max<std::size_t>(1, stream.size() / 300);
     for (std::size_t cut = 0; cut <= stream.size(); cut += step) {
       resp_rewriter split(0.1);
-      if (run(split, {std::string_view(stream).substr(0, cut), std::string_view(stream).substr(cut)}) != out) {
+      if (run(split, {std::string_view(stream).substr(0, cut),
+                      std::string_view(stream).substr(cut)}) != out) {
         FAIL_CHECK("different output when split at byte " << cut);
         break;
       }
@@ -414,8 +420,10 @@ TEST_CASE("fault_proxy: request and reply delays", "[support][proxy]") {
   proxy.set_reply_delay({});
   CHECK(timed_ping() < milliseconds(100));
 
-  CHECK_THROWS_AS(proxy.set_request_delay({milliseconds(-1), milliseconds(0)}), std::invalid_argument);
-  CHECK_THROWS_AS(proxy.set_reply_delay({milliseconds(0), milliseconds(-1)}), std::invalid_argument);
+  CHECK_THROWS_AS(proxy.set_request_delay({milliseconds(-1), milliseconds(0)}),
+                  std::invalid_argument);
+  CHECK_THROWS_AS(proxy.set_reply_delay({milliseconds(0), milliseconds(-1)}),
+                  std::invalid_argument);
 }
 
 TEST_CASE("fault_proxy: jitter keeps the byte order", "[support][proxy]") {

@@ -10,13 +10,15 @@
 namespace redlock::test {
 namespace {
 
-constexpr std::size_t max_line = 64 * 1024;                 // Redis's PROTO_INLINE_MAX_SIZE
-constexpr long long max_arguments = 1024LL * 1024 * 1024;   // Redis's multibulk limit
-constexpr long long max_bulk = 512LL * 1024 * 1024;         // proto-max-bulk-len default
+constexpr std::size_t max_line = 64 * 1024;                // Redis's PROTO_INLINE_MAX_SIZE
+constexpr long long max_arguments = 1024LL * 1024 * 1024;  // Redis's multibulk limit
+constexpr long long max_bulk = 512LL * 1024 * 1024;        // proto-max-bulk-len default
 
 bool iequals(std::string_view a, std::string_view b) {
   return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](char x, char y) {
-    const auto lower = [](char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; };
+    const auto lower = [](char c) {
+      return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+    };
     return lower(x) == lower(y);
   });
 }
@@ -233,7 +235,8 @@ long long resp_rewriter::ttl_argument() const {
 
 void resp_rewriter::emit_command(std::string& output) {
   const long long index = factor_ == 1.0 ? -1 : ttl_argument();
-  const auto ttl = index < 0 ? std::nullopt : parse_integer(argument_text(static_cast<std::size_t>(index)));
+  const auto ttl =
+      index < 0 ? std::nullopt : parse_integer(argument_text(static_cast<std::size_t>(index)));
   if (!ttl || *ttl <= 0) {
     output += pending_;
     return;

@@ -54,7 +54,14 @@ class resp_rewriter {
   static long long scale(long long ms, double factor);
 
  private:
-  enum class state { command_start, inline_command, array_length, bulk_start, bulk_length, bulk_data };
+  enum class state {
+    command_start,
+    inline_command,
+    array_length,
+    bulk_start,
+    bulk_length,
+    bulk_data
+  };
   struct argument {
     std::size_t header = 0;  ///< Offset of its '$' in pending_.
     std::size_t data = 0;    ///< Offset of its first byte in pending_.
@@ -80,8 +87,8 @@ class resp_rewriter {
   std::string pending_;     ///< The current command's bytes not yet emitted.
   std::string line_;        ///< The header line being read, after '*' or '$'.
   long long argc_ = 0;
-  long long complete_ = 0;   ///< Arguments of the current command read so far.
-  long long remaining_ = 0;  ///< Bytes of the current bulk still to read, CRLF included.
+  long long complete_ = 0;           ///< Arguments of the current command read so far.
+  long long remaining_ = 0;          ///< Bytes of the current bulk still to read, CRLF included.
   std::vector<argument> arguments_;  ///< Only while !streaming_.
 };
 

@@ -23,14 +23,16 @@ TEST_CASE("scripts are named by the SHA-1 of their body", "[unit][commands]") {
 }
 
 TEST_CASE("acquire is SET key token NX PX ttl in RESP", "[unit][commands]") {
-  CHECK(acquire_command("locks:job", "abc", 10000ms) ==
-        "*6\r\n$3\r\nSET\r\n$9\r\nlocks:job\r\n$3\r\nabc\r\n$2\r\nNX\r\n$2\r\nPX\r\n$5\r\n10000\r\n");
+  CHECK(
+      acquire_command("locks:job", "abc", 10000ms) ==
+      "*6\r\n$3\r\nSET\r\n$9\r\nlocks:job\r\n$3\r\nabc\r\n$2\r\nNX\r\n$2\r\nPX\r\n$5\r\n10000\r\n");
 }
 
 TEST_CASE("binary-safe arguments keep their length", "[unit][commands]") {
   const std::string key("a\0b", 3);
   CHECK(acquire_command(key, "t", 1ms) ==
-        std::string("*6\r\n$3\r\nSET\r\n$3\r\na\0b\r\n$1\r\nt\r\n$2\r\nNX\r\n$2\r\nPX\r\n$1\r\n1\r\n", 52));
+        std::string(
+            "*6\r\n$3\r\nSET\r\n$3\r\na\0b\r\n$1\r\nt\r\n$2\r\nNX\r\n$2\r\nPX\r\n$1\r\n1\r\n", 52));
 }
 
 TEST_CASE("release and extend go out as EVALSHA, or EVAL after NOSCRIPT", "[unit][commands]") {

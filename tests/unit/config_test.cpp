@@ -127,8 +127,8 @@ TEST_CASE("host:port lists are parsed, bad ones named", "[unit][config]") {
   CHECK(parsed[1].host == "redis-b");
   CHECK(parsed[2].host == "::1");
   CHECK(parsed[2].port == 7003);
-  for (const char* bad : {"", "host", ":7001", "host:", "host:0", "host:70000", "host:7x",
-                          "a:1,,b:2", "[::1:7003"}) {
+  for (const char* bad :
+       {"", "host", ":7001", "host:", "host:0", "host:70000", "host:7x", "a:1,,b:2", "[::1:7003"}) {
     INFO(bad);
     CHECK_THROWS_AS(redlock::parse_nodes(bad), redlock::config_error);
   }

@@ -27,8 +27,8 @@ clock::duration reconnect_delay(const reconnect_policy& policy, unsigned failure
 
 /// When the next lock attempt may start after `attempts_made` failed ones,
 /// or nothing if the policy's attempts or the caller's deadline are used up.
-std::optional<clock::time_point> next_attempt_at(const retry_policy& policy,
-                                                 unsigned attempts_made, clock::time_point now,
+std::optional<clock::time_point> next_attempt_at(const retry_policy& policy, unsigned attempts_made,
+                                                 clock::time_point now,
                                                  clock::time_point wait_deadline,
                                                  double unit_random) noexcept;
 

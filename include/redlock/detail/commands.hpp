@@ -32,8 +32,8 @@ std::string acquire_command(std::string_view key, std::string_view token,
 enum class script_call { evalsha, eval };
 
 /// `channel` empty: release without waking anyone (undoing a failed attempt).
-std::string release_command(std::string_view key, std::string_view token,
-                            std::string_view channel, script_call how = script_call::evalsha);
+std::string release_command(std::string_view key, std::string_view token, std::string_view channel,
+                            script_call how = script_call::evalsha);
 /// The pub/sub channel on which the release of `key` is announced.
 std::string release_channel(std::string_view key);
 std::string extend_command(std::string_view key, std::string_view token,

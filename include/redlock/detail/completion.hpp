@@ -16,16 +16,17 @@ using completion = unique_function<void(Args...)>;
 /// associated executor (the client's executor when it has none), keeping
 /// that executor's work count up until then so its io_context stays alive.
 template <class... Args, class Handler>
-completion<Args...> make_completion(Handler&& handler, const boost::asio::any_io_executor& fallback) {
+completion<Args...> make_completion(Handler&& handler,
+                                    const boost::asio::any_io_executor& fallback) {
   auto work = boost::asio::prefer(boost::asio::get_associated_executor(handler, fallback),
                                   boost::asio::execution::outstanding_work.tracked);
   return [handler = std::forward<Handler>(handler), work = std::move(work)](Args... args) mutable {
     // The core always calls from inside its own handlers, never from the
     // initiating function, so dispatch cannot run the handler inline there.
-    boost::asio::dispatch(work, [handler = std::move(handler),
-                                 args = std::make_tuple(std::move(args)...)]() mutable {
-      std::apply(std::move(handler), std::move(args));
-    });
+    boost::asio::dispatch(
+        work, [handler = std::move(handler), args = std::make_tuple(std::move(args)...)]() mutable {
+          std::apply(std::move(handler), std::move(args));
+        });
   };
 }
 

@@ -110,7 +110,7 @@ class connection : public std::enable_shared_from_this<connection> {
   std::string pending_output_;  ///< Commands queued while a write is in flight.
   std::string writing_;         ///< The buffer being written.
   bool write_in_flight_ = false;
-  std::deque<callback> awaiting_reply_;      ///< One per command written or queued, in order.
+  std::deque<callback> awaiting_reply_;        ///< One per command written or queued, in order.
   std::deque<waiting_command> not_connected_;  ///< Sent before the connection was ready.
   std::vector<char> read_buffer_;
   std::unique_ptr<redisReader, void (*)(redisReader*)> reader_;

@@ -10,7 +10,8 @@
 namespace redlock::detail {
 
 using strand_type = boost::asio::strand<boost::asio::any_io_executor>;
-using timer = boost::asio::basic_waitable_timer<redlock::clock, boost::asio::wait_traits<redlock::clock>,
-                                                strand_type>;
+using timer =
+    boost::asio::basic_waitable_timer<redlock::clock, boost::asio::wait_traits<redlock::clock>,
+                                      strand_type>;
 
 }  // namespace redlock::detail

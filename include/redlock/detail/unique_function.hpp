@@ -17,7 +17,8 @@ class unique_function<R(Args...)> {
   unique_function() = default;
 
   template <class F, class = std::enable_if_t<!std::is_same_v<std::decay_t<F>, unique_function>>>
-  unique_function(F&& f) : callable_(std::make_unique<holder<std::decay_t<F>>>(std::forward<F>(f))) {}
+  unique_function(F&& f)
+      : callable_(std::make_unique<holder<std::decay_t<F>>>(std::forward<F>(f))) {}
 
   explicit operator bool() const noexcept { return callable_ != nullptr; }
 

@@ -43,7 +43,7 @@ class wakeup_hub {
   strand_type strand_;
   std::vector<node_config> nodes_;
   connection_settings settings_;
-  std::vector<std::shared_ptr<connection>> subscribers_;  ///< Empty until the first wait.
+  std::vector<std::shared_ptr<connection>> subscribers_;          ///< Empty until the first wait.
   std::unordered_map<std::string, std::vector<waiter>> waiters_;  ///< By channel.
   std::unordered_map<waiter_id, std::string> channel_of_;
   waiter_id next_id_ = 1;

@@ -18,8 +18,8 @@ template <class CompletionToken>
 auto client::async_unlock(const lock& held, CompletionToken&& token) {
   return boost::asio::async_initiate<CompletionToken, void(error_code, std::size_t)>(
       [this](auto handler, lock held) {
-        start_unlock(std::move(held),
-                     detail::make_completion<error_code, std::size_t>(std::move(handler), executor_));
+        start_unlock(std::move(held), detail::make_completion<error_code, std::size_t>(
+                                          std::move(handler), executor_));
       },
       token, held);
 }
