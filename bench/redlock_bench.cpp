@@ -257,9 +257,6 @@ int main(int argc, char** argv) {
   r.measure_from = start + warmup;
   r.stop_at = start + warmup + measured;
   r.workers_left = opts.concurrency;
-  const auto expected = static_cast<std::size_t>(opts.duration_s * 20000);
-  r.acquire_ms.reserve(expected);
-  r.release_ms.reserve(expected);
 
   // CPU and memory are read when the measured period starts, after warm-up.
   cpu_times cpu_start{};
