@@ -1,0 +1,474 @@
+#include "checker.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <set>
+#include <utility>
+
+namespace redlock::torture {
+namespace {
+
+constexpr std::int64_t forever = std::numeric_limits<std::int64_t>::max();
+
+struct interval {
+  std::int64_t start = 0;
+  std::int64_t end = 0;
+};
+
+// One successful acquire and what became of it.
+struct lease {
+  int proc = 0;
+  std::string res;
+  std::string token;
+  std::int64_t invoke = 0;  // acquire invoked
+  std::int64_t ok = 0;      // acquire completed
+  std::int64_t deadline = 0;
+  std::int64_t release = forever;  // release invoked
+  std::int64_t open_from = 0;      // start of the current segment
+  std::vector<interval> lapsed;    // segments that ended before a late extend
+  std::size_t extends = 0;
+
+  std::vector<interval> segments() const {
+    auto all = lapsed;
+    all.push_back({open_from, std::min(release, deadline)});
+    std::erase_if(all, [](const interval& i) { return i.end <= i.start; });
+    return all;
+  }
+};
+
+struct section {
+  int proc = 0;
+  std::string res;
+  std::string token;
+  std::int64_t start = 0;
+  std::int64_t end = 0;
+  std::int64_t read = -1;
+  std::int64_t wrote = -1;
+};
+
+struct sample {
+  std::int64_t invoke = 0;
+  std::int64_t done = 0;
+  bool ok = false;
+  bool refused = false;  // not_acquired: the lock was held by another owner
+};
+
+// Formats times relative to the start of the run.
+class timeline {
+ public:
+  explicit timeline(std::int64_t zero) : zero_(zero) {}
+  std::string at(std::int64_t t) const {
+    if (t == forever) return "never";
+    return fmt::format("{:+.6f}s", static_cast<double>(t - zero_) / 1e9);
+  }
+
+ private:
+  std::int64_t zero_;
+};
+
+// "start", "heal-all" and "end" mark the phases of a run; they are no faults.
+bool is_marker(const fault_event& f) {
+  return f.node < 0 && (f.fault == "start" || f.fault == "heal-all" || f.fault == "end");
+}
+
+std::string where(const fault_event& f) {
+  return f.node >= 0 ? fmt::format("on node {}", f.node) : std::string("on a client");
+}
+
+std::string short_token(const std::string& token) {
+  return token.size() > 8 ? token.substr(0, 8) : token;
+}
+
+class checker {
+ public:
+  explicit checker(const run_data& run) : run_(run), time_(zero(run)) {}
+
+  report run() {
+    replay_histories();
+    check_leases();
+    check_sections();
+    check_registers();
+    read_findings();
+    liveness();
+    return std::move(report_);
+  }
+
+ private:
+  static std::int64_t zero(const run_data& run) {
+    if (auto start = run.marker("start")) return *start;
+    std::int64_t first = forever;
+    for (const auto& e : run.events) first = std::min(first, e.t);
+    return first == forever ? 0 : first;
+  }
+
+  struct proc_state {
+    std::map<op_kind, const event*> pending;  // the open invoke of each operation
+  };
+
+  op_figures& figures(op_kind op) {
+    switch (op) {
+      case op_kind::acquire:
+        return report_.acquire;
+      case op_kind::extend:
+        return report_.extend;
+      case op_kind::release:
+        return report_.release;
+      case op_kind::cs:
+        break;
+    }
+    return report_.cs;
+  }
+
+  lease* find_lease(const std::string& token) {
+    const auto it = lease_by_token_.find(token);
+    return it == lease_by_token_.end() ? nullptr : &leases_[it->second];
+  }
+
+  void replay_histories() {
+    std::map<int, proc_state> procs;
+    std::size_t unfinished = 0;
+    for (const auto& e : run_.events) {
+      auto& state = procs[e.proc];
+      auto& fig = figures(e.op);
+      if (e.type == event_type::invoke) {
+        ++fig.invoked;
+        if (state.pending[e.op] != nullptr) ++unfinished;
+        state.pending[e.op] = &e;
+        if (e.op == op_kind::release) {
+          if (auto* l = find_lease(e.token)) l->release = std::min(l->release, e.t);
+        }
+        continue;
+      }
+      const event* invoke = std::exchange(state.pending[e.op], nullptr);
+      const std::int64_t invoked_at = invoke != nullptr ? invoke->t : e.t;
+      if (e.type == event_type::fail) {
+        ++fig.failed;
+        ++fig.errors[e.err.empty() ? std::string("(no reason)") : e.err];
+        if (e.op == op_kind::acquire) {
+          samples_.push_back({invoked_at, e.t, false, e.err == "not_acquired"});
+        }
+        if (e.op == op_kind::cs) uncertain_.insert(e.res);
+        continue;
+      }
+      ++fig.ok;
+      switch (e.op) {
+        case op_kind::acquire: {
+          samples_.push_back({invoked_at, e.t, true, false});
+          lease l;
+          l.proc = e.proc;
+          l.res = e.res;
+          l.token = e.token;
+          l.invoke = invoked_at;
+          l.ok = e.t;
+          l.open_from = e.t;
+          l.deadline = e.deadline;
+          lease_by_token_[e.token] = leases_.size();
+          leases_.push_back(std::move(l));
+          break;
+        }
+        case op_kind::extend:
+          if (auto* l = find_lease(e.token)) {
+            if (invoked_at >= l->deadline) {
+              // Extended after the validity had ended: the lease lapsed in between.
+              l->lapsed.push_back({l->open_from, std::min(l->release, l->deadline)});
+              l->open_from = e.t;
+            }
+            l->deadline = e.deadline;
+            ++l->extends;
+          }
+          break;
+        case op_kind::release:
+          break;
+        case op_kind::cs:
+          sections_.push_back({e.proc, e.res, e.token, invoked_at, e.t, e.read, e.wrote});
+          break;
+      }
+    }
+    for (const auto& [proc, state] : procs) {
+      for (const auto& [op, invoke] : state.pending) {
+        if (invoke != nullptr) ++unfinished;
+      }
+    }
+    if (unfinished > 0) {
+      report_.notes.push_back(
+          fmt::format("{} operations were invoked but never completed", unfinished));
+    }
+    report_.leases = leases_.size();
+  }
+
+  std::string describe(const lease& l) const {
+    std::string text =
+        fmt::format("lease of proc {} token {}: acquire invoked {} ok {}, valid until {}", l.proc,
+                    short_token(l.token), time_.at(l.invoke), time_.at(l.ok), time_.at(l.deadline));
+    if (l.extends > 0) text += fmt::format(" (after {} extends)", l.extends);
+    text += fmt::format(", release invoked {}", time_.at(l.release));
+    return text;
+  }
+
+  std::string describe(const section& s) const {
+    return fmt::format("cs of proc {} token {}: {} .. {}, read {} wrote {}", s.proc,
+                       short_token(s.token), time_.at(s.start), time_.at(s.end), s.read, s.wrote);
+  }
+
+  void add_faults_between(violation& v, std::int64_t from, std::int64_t to) const {
+    std::size_t listed = 0;
+    for (const auto& f : run_.faults) {
+      if (is_marker(f) || f.t < from || f.t > to) continue;
+      v.details.push_back(fmt::format("fault {} {} {}{}", time_.at(f.t), f.fault, where(f),
+                                      f.detail.empty() ? "" : " (" + f.detail + ")"));
+      ++listed;
+    }
+    if (listed == 0) {
+      v.details.push_back(
+          fmt::format("no fault injected between {} and {}", time_.at(from), time_.at(to)));
+    }
+  }
+
+  void check_leases() {
+    struct piece {
+      interval span;
+      std::size_t lease = 0;
+    };
+    std::map<std::string, std::vector<piece>> by_res;
+    for (std::size_t i = 0; i < leases_.size(); ++i) {
+      for (const auto& span : leases_[i].segments()) by_res[leases_[i].res].push_back({span, i});
+    }
+    for (auto& [res, pieces] : by_res) {
+      std::sort(pieces.begin(), pieces.end(),
+                [](const piece& a, const piece& b) { return a.span.start < b.span.start; });
+      std::vector<piece> open;
+      for (const auto& p : pieces) {
+        std::erase_if(open, [&](const piece& o) { return o.span.end <= p.span.start; });
+        for (const auto& o : open) {
+          const lease& first = leases_[o.lease];
+          const lease& second = leases_[p.lease];
+          if (first.token == second.token) continue;
+          violation v;
+          v.kind = violation_kind::lease_overlap;
+          v.res = res;
+          const auto overlap_end = std::min(o.span.end, p.span.end);
+          v.what =
+              fmt::format("{}: procs {} and {} both held the lock from {} to {}", res, first.proc,
+                          second.proc, time_.at(p.span.start), time_.at(overlap_end));
+          v.details.push_back(describe(first));
+          v.details.push_back(describe(second));
+          add_faults_between(v, std::min(first.invoke, second.invoke),
+                             std::max(first.ok, second.ok));
+          report_.violations.push_back(std::move(v));
+        }
+        open.push_back(p);
+      }
+    }
+  }
+
+  // The lease a critical section ran under, if it was inside one of its segments.
+  bool inside_own_lease(const section& s) {
+    const lease* l = find_lease(s.token);
+    if (l == nullptr) return false;
+    for (const auto& span : l->segments()) {
+      if (s.start >= span.start && s.end <= span.end) return true;
+    }
+    return false;
+  }
+
+  void check_sections() {
+    std::map<std::string, std::vector<const section*>> by_res;
+    for (const auto& s : sections_) {
+      by_res[s.res].push_back(&s);
+      if (!inside_own_lease(s)) {
+        ++report_.cs_outside_lease;
+        if (report_.cs_outside_lease <= 5) {
+          report_.notes.push_back("critical section outside its own lease: " + describe(s));
+        }
+      }
+    }
+    for (auto& [res, list] : by_res) {
+      std::sort(list.begin(), list.end(),
+                [](const section* a, const section* b) { return a->start < b->start; });
+      std::vector<const section*> open;
+      for (const auto* s : list) {
+        std::erase_if(open, [&](const section* o) { return o->end <= s->start; });
+        for (const auto* o : open) {
+          if (o->token == s->token) continue;
+          violation v;
+          v.kind = violation_kind::cs_overlap;
+          v.res = res;
+          v.what =
+              fmt::format("{}: critical sections of procs {} and {} overlap from {} to {}", res,
+                          o->proc, s->proc, time_.at(s->start), time_.at(std::min(o->end, s->end)));
+          v.details.push_back(describe(*o));
+          v.details.push_back(describe(*s));
+          std::int64_t from = o->start;
+          for (const auto* owner : {o, s}) {
+            if (const auto* l = find_lease(owner->token)) {
+              v.details.push_back(describe(*l));
+              from = std::min(from, l->invoke);
+            }
+          }
+          add_faults_between(v, from, s->start);
+          report_.violations.push_back(std::move(v));
+        }
+        open.push_back(s);
+      }
+      sorted_sections_[res] = std::move(list);
+    }
+  }
+
+  void check_registers() {
+    std::map<std::string, std::int64_t> finals;
+    bool registers_read = false;
+    for (const auto& c : run_.checks) {
+      if (c.check == "register") {
+        finals[c.key] = c.value;
+        registers_read = true;
+      }
+    }
+    for (const auto& [res, list] : sorted_sections_) {
+      if (uncertain_.contains(res)) {
+        report_.notes.push_back(
+            fmt::format("{}: a critical section failed midway; register not checked", res));
+        continue;
+      }
+      std::int64_t expected = 0;
+      const section* previous = nullptr;
+      for (const auto* s : list) {
+        if (s->read != expected) {
+          violation v;
+          v.kind = violation_kind::lost_update;
+          v.res = res;
+          v.what =
+              previous == nullptr
+                  ? fmt::format("{}: the first critical section read {}, not 0", res, s->read)
+                  : fmt::format("{}: a critical section read {} but the one before it wrote {}",
+                                res, s->read, expected);
+          if (previous != nullptr) v.details.push_back(describe(*previous));
+          v.details.push_back(describe(*s));
+          add_faults_between(v, previous != nullptr ? previous->start : s->start, s->end);
+          report_.violations.push_back(std::move(v));
+        }
+        expected = s->wrote;
+        previous = s;
+      }
+      if (!registers_read) continue;
+      const auto it = finals.find(res);
+      const std::int64_t final_value = it == finals.end() ? 0 : it->second;
+      const auto completed = static_cast<std::int64_t>(list.size());
+      if (final_value != completed) {
+        violation v;
+        v.kind = violation_kind::lost_update;
+        v.res = res;
+        v.what = fmt::format("{}: the register holds {} after {} completed critical sections", res,
+                             final_value, completed);
+        report_.violations.push_back(std::move(v));
+        if (completed > final_value) {
+          report_.lost_updates += static_cast<std::size_t>(completed - final_value);
+        }
+      }
+    }
+    if (!registers_read && !sections_.empty()) {
+      report_.notes.push_back("final register values were not recorded; only reads were checked");
+    }
+  }
+
+  void read_findings() {
+    for (const auto& f : run_.faults) {
+      if (!is_marker(f) && f.fault != "heal") ++report_.faults_injected;
+    }
+    std::set<std::pair<int, std::string>> without_ttl;  // each key once, at its first sighting
+    for (const auto& c : run_.checks) {
+      if (c.check == "scan") {
+        ++report_.ttl_scans;
+      } else if ((c.check == "no-ttl" && without_ttl.emplace(c.node, c.key).second) ||
+                 c.check == "leftover") {
+        violation v;
+        v.kind = c.check == "no-ttl" ? violation_kind::no_ttl_key : violation_kind::leftover_key;
+        v.res = c.key;
+        v.what =
+            c.check == "no-ttl"
+                ? fmt::format("node {}: lock key {} had no TTL at {}", c.node, c.key, time_.at(c.t))
+                : fmt::format("node {}: lock key {} still there at {} (PTTL {} ms)", c.node, c.key,
+                              time_.at(c.t), c.value);
+        report_.violations.push_back(std::move(v));
+      }
+    }
+  }
+
+  static liveness_figures figures_of(const std::vector<sample>& samples) {
+    liveness_figures out;
+    std::vector<double> latencies;
+    for (const auto& s : samples) {
+      ++out.attempts;
+      if (s.refused) ++out.refused;
+      if (!s.ok) continue;
+      ++out.ok;
+      latencies.push_back(static_cast<double>(s.done - s.invoke) / 1e6);
+    }
+    if (out.attempts > 0) {
+      const auto attempts = static_cast<double>(out.attempts);
+      out.success_rate = static_cast<double>(out.ok) / attempts;
+      out.unavailable_rate = static_cast<double>(out.attempts - out.ok - out.refused) / attempts;
+    }
+    out.p50_ms = percentile(latencies, 50);
+    out.p99_ms = percentile(latencies, 99);
+    return out;
+  }
+
+  void liveness() {
+    const auto heal = run_.marker("heal-all").value_or(forever);
+    std::vector<sample> during;
+    std::vector<sample> after;
+    for (const auto& s : samples_) (s.invoke < heal ? during : after).push_back(s);
+    report_.during_faults = figures_of(during);
+    report_.after_heal = figures_of(after);
+  }
+
+  const run_data& run_;
+  timeline time_;
+  report report_;
+  std::vector<lease> leases_;
+  std::map<std::string, std::size_t> lease_by_token_;
+  std::vector<section> sections_;
+  std::map<std::string, std::vector<const section*>> sorted_sections_;
+  std::set<std::string> uncertain_;
+  std::vector<sample> samples_;
+};
+
+}  // namespace
+
+std::string_view name(violation_kind kind) {
+  switch (kind) {
+    case violation_kind::lease_overlap:
+      return "lease_overlap";
+    case violation_kind::cs_overlap:
+      return "cs_overlap";
+    case violation_kind::lost_update:
+      return "lost_update";
+    case violation_kind::no_ttl_key:
+      return "no_ttl_key";
+    case violation_kind::leftover_key:
+      return "leftover_key";
+  }
+  return "?";
+}
+
+std::size_t report::count(violation_kind kind) const {
+  return static_cast<std::size_t>(std::count_if(
+      violations.begin(), violations.end(), [kind](const violation& v) { return v.kind == kind; }));
+}
+
+double percentile(std::vector<double> values, double p) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const auto n = static_cast<double>(values.size());
+  auto rank = static_cast<std::size_t>(std::ceil(p / 100.0 * n));
+  rank = std::clamp<std::size_t>(rank, 1, values.size());
+  return values[rank - 1];
+}
+
+report check(const run_data& run) { return checker(run).run(); }
+
+}  // namespace redlock::torture

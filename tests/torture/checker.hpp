@@ -1,0 +1,85 @@
+// The mutual-exclusion checker: pure functions of a run's histories.
+//
+// 1. Lease exclusion. An acquire that succeeded holds its resource from its
+//    ok event to the earlier of its release's invoke and its validity
+//    deadline; each successful extend replaces the deadline. Two leases of
+//    one resource with different tokens that overlap are a violation.
+// 2. Critical sections. A cs of one owner overlapping a cs of another owner
+//    on the same resource is a violation.
+// 3. Lost updates. Ordered by start, each cs of a resource must read what
+//    the previous one wrote (0 for the first), and the register's final
+//    value must equal the number of completed critical sections.
+// 4. Node findings of the controller: a lock key without TTL, or one still
+//    there after the heal and a maximum TTL, is a violation.
+// Plus counts and liveness figures (acquire success rate and latency
+// during the faults and after the heal).
+#pragma once
+
+#include "history.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace redlock::torture {
+
+enum class violation_kind { lease_overlap, cs_overlap, lost_update, no_ttl_key, leftover_key };
+inline constexpr violation_kind all_violation_kinds[] = {
+    violation_kind::lease_overlap, violation_kind::cs_overlap, violation_kind::lost_update,
+    violation_kind::no_ttl_key, violation_kind::leftover_key};
+std::string_view name(violation_kind kind);
+
+struct violation {
+  violation_kind kind = violation_kind::lease_overlap;
+  std::string res;
+  std::string what;                  ///< One line.
+  std::vector<std::string> details;  ///< The events involved, then the faults between them.
+};
+
+struct op_figures {
+  std::size_t invoked = 0;
+  std::size_t ok = 0;
+  std::size_t failed = 0;
+  std::map<std::string, std::size_t> errors;  ///< Failure text -> count.
+};
+
+struct liveness_figures {
+  std::size_t attempts = 0;  ///< Acquires invoked in the phase that completed.
+  std::size_t ok = 0;
+  std::size_t refused = 0;  ///< Failed with not_acquired: another client held the lock.
+  double success_rate = 0;  ///< ok / attempts; 0 without attempts.
+  /// Neither acquired nor refused (no quorum answered in time): / attempts.
+  double unavailable_rate = 0;
+  double p50_ms = 0;  ///< Latency of the successful acquires, invoke to ok.
+  double p99_ms = 0;
+};
+
+struct report {
+  op_figures acquire, extend, release, cs;
+  std::size_t leases = 0;
+  /// Critical sections not inside their own lease: the holder overran its
+  /// validity (harmless unless another owner got in meanwhile, which
+  /// cs_overlap then reports).
+  std::size_t cs_outside_lease = 0;
+  /// Completed critical sections whose write is missing from the register.
+  std::size_t lost_updates = 0;
+  std::size_t faults_injected = 0;
+  std::size_t ttl_scans = 0;  ///< Node scans for keys without TTL.
+  liveness_figures during_faults, after_heal;
+  std::vector<violation> violations;
+  std::vector<std::string> notes;  ///< Things worth knowing that are not violations.
+
+  std::size_t count(violation_kind kind) const;
+  std::size_t total_violations() const { return violations.size(); }
+};
+
+/// Checks a run. Never throws on odd histories: it reports what it can.
+report check(const run_data& run);
+
+/// Nearest-rank percentile (p in [0, 100]) of unsorted values; 0 when empty.
+double percentile(std::vector<double> values, double p);
+
+}  // namespace redlock::torture

@@ -1,0 +1,366 @@
+// The checker on small synthetic histories: it must flag exactly the
+// histories that break mutual exclusion.
+#include "checker.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+
+using namespace redlock::torture;
+
+namespace {
+
+constexpr std::int64_t ms = 1'000'000;  // history times are nanoseconds
+
+// Builds a run in milliseconds; every call appends the events of one
+// operation, as a client process records them.
+class builder {
+ public:
+  run_data run;
+
+  builder() { run.faults.push_back({0, "start", -1, {}}); }
+
+  void acquire(int proc, const std::string& res, const std::string& token, std::int64_t invoke,
+               std::int64_t ok, std::int64_t deadline) {
+    add(proc, op_kind::acquire, event_type::invoke, invoke, res, {});
+    auto& e = add(proc, op_kind::acquire, event_type::ok, ok, res, token);
+    e.deadline = deadline * ms;
+  }
+  void acquire_failed(int proc, const std::string& res, std::int64_t invoke, std::int64_t done) {
+    add(proc, op_kind::acquire, event_type::invoke, invoke, res, {});
+    add(proc, op_kind::acquire, event_type::fail, done, res, {}).err = "not_acquired";
+  }
+  void extend(int proc, const std::string& res, const std::string& token, std::int64_t invoke,
+              std::int64_t ok, std::int64_t deadline) {
+    add(proc, op_kind::extend, event_type::invoke, invoke, res, token);
+    add(proc, op_kind::extend, event_type::ok, ok, res, token).deadline = deadline * ms;
+  }
+  void extend_failed(int proc, const std::string& res, const std::string& token,
+                     std::int64_t invoke, std::int64_t done) {
+    add(proc, op_kind::extend, event_type::invoke, invoke, res, token);
+    add(proc, op_kind::extend, event_type::fail, done, res, token).err = "lock lost";
+  }
+  void release(int proc, const std::string& res, const std::string& token, std::int64_t invoke) {
+    add(proc, op_kind::release, event_type::invoke, invoke, res, token);
+    add(proc, op_kind::release, event_type::ok, invoke + 1, res, token);
+  }
+  void cs(int proc, const std::string& res, const std::string& token, std::int64_t start,
+          std::int64_t end, std::int64_t read) {
+    add(proc, op_kind::cs, event_type::invoke, start, res, token);
+    auto& e = add(proc, op_kind::cs, event_type::ok, end, res, token);
+    e.read = read;
+    e.wrote = read + 1;
+  }
+  void fault(std::int64_t at, const std::string& what, int node) {
+    run.faults.push_back({at * ms, what, node, {}});
+  }
+  void final_register(const std::string& res, std::int64_t value) {
+    run.checks.push_back({0, "register", -1, res, value});
+  }
+
+ private:
+  event& add(int proc, op_kind op, event_type type, std::int64_t t, const std::string& res,
+             const std::string& token) {
+    event e;
+    e.proc = proc;
+    e.op = op;
+    e.type = type;
+    e.t = t * ms;
+    e.res = res;
+    e.token = token;
+    run.events.push_back(e);
+    return run.events.back();
+  }
+};
+
+}  // namespace
+
+TEST_CASE("checker: one holder after the other is no violation", "[torture][checker]") {
+  builder b;
+  b.acquire(0, "r", "A", 0, 2, 500);
+  b.cs(0, "r", "A", 3, 10, 0);
+  b.release(0, "r", "A", 11);
+  b.acquire(1, "r", "B", 5, 20, 600);
+  b.cs(1, "r", "B", 21, 30, 1);
+  b.release(1, "r", "B", 31);
+  b.final_register("r", 2);
+  const auto r = check(b.run);
+  CHECK(r.total_violations() == 0);
+  CHECK(r.leases == 2);
+  CHECK(r.cs.ok == 2);
+  CHECK(r.cs_outside_lease == 0);
+  CHECK(r.lost_updates == 0);
+}
+
+TEST_CASE("checker: touching leases do not overlap", "[torture][checker]") {
+  builder b;
+  b.acquire(0, "r", "A", 0, 10, 100);    // validity ends at 100
+  b.acquire(1, "r", "B", 50, 100, 300);  // B's lease starts exactly then
+  b.release(1, "r", "B", 200);
+  CHECK(check(b.run).total_violations() == 0);
+
+  builder c;
+  c.acquire(0, "r", "A", 0, 10, 1000);
+  c.release(0, "r", "A", 100);  // released at 100
+  c.acquire(1, "r", "B", 50, 100, 300);
+  CHECK(check(c.run).total_violations() == 0);
+}
+
+TEST_CASE("checker: overlapping leases are reported with the faults between",
+          "[torture][checker]") {
+  builder b;
+  b.acquire(0, "r", "A", 0, 10, 1000);
+  b.fault(50, "kill", 2);
+  b.fault(5000, "pause", 1);  // long after: not listed
+  b.acquire(1, "r", "B", 60, 70, 1000);
+  b.release(0, "r", "A", 200);
+  b.release(1, "r", "B", 300);
+  const auto r = check(b.run);
+  REQUIRE(r.count(violation_kind::lease_overlap) == 1);
+  CHECK(r.total_violations() == 1);
+  const auto& v = r.violations.front();
+  CHECK(v.res == "r");
+  std::string details;
+  for (const auto& d : v.details) details += d + "\n";
+  INFO(details);
+  CHECK(details.find("proc 0") != std::string::npos);
+  CHECK(details.find("proc 1") != std::string::npos);
+  CHECK(details.find("kill on node 2") != std::string::npos);
+  CHECK(details.find("pause") == std::string::npos);
+}
+
+TEST_CASE("checker: leases of different resources never conflict", "[torture][checker]") {
+  builder b;
+  b.acquire(0, "r1", "A", 0, 10, 1000);
+  b.acquire(1, "r2", "B", 0, 10, 1000);
+  CHECK(check(b.run).total_violations() == 0);
+}
+
+TEST_CASE("checker: a successful extend prolongs the lease", "[torture][checker]") {
+  builder b;
+  b.acquire(0, "r", "A", 0, 10, 100);
+  b.extend(0, "r", "A", 50, 60, 400);
+  b.acquire(1, "r", "B", 150, 200, 900);  // after A's first deadline, inside the extension
+  const auto r = check(b.run);
+  CHECK(r.count(violation_kind::lease_overlap) == 1);
+
+  SECTION("a failed extend does not") {
+    builder c;
+    c.acquire(0, "r", "A", 0, 10, 100);
+    c.extend_failed(0, "r", "A", 50, 60);
+    c.acquire(1, "r", "B", 150, 200, 900);
+    CHECK(check(c.run).total_violations() == 0);
+  }
+  SECTION("the extend replaces the deadline, even by an earlier one") {
+    builder c;
+    c.acquire(0, "r", "A", 0, 10, 1000);
+    c.extend(0, "r", "A", 50, 60, 120);
+    c.acquire(1, "r", "B", 150, 200, 900);
+    CHECK(check(c.run).total_violations() == 0);
+  }
+}
+
+TEST_CASE("checker: invoking release ends the lease", "[torture][checker]") {
+  builder b;
+  b.acquire(0, "r", "A", 0, 10, 1000);
+  b.release(0, "r", "A", 100);
+  b.acquire(1, "r", "B", 150, 200, 900);
+  CHECK(check(b.run).total_violations() == 0);
+
+  builder late;  // the same release, invoked after B got in
+  late.acquire(0, "r", "A", 0, 10, 1000);
+  late.acquire(1, "r", "B", 150, 200, 900);
+  late.release(0, "r", "A", 250);
+  CHECK(check(late.run).count(violation_kind::lease_overlap) == 1);
+}
+
+TEST_CASE("checker: lost update detected", "[torture][checker]") {
+  builder b;
+  b.acquire(0, "r", "A", 0, 1, 1000);
+  b.acquire(1, "r", "B", 0, 2, 1000);
+  b.cs(0, "r", "A", 10, 30, 0);  // both read 0 and write 1
+  b.cs(1, "r", "B", 20, 40, 0);
+  b.release(0, "r", "A", 50);
+  b.release(1, "r", "B", 50);
+  b.final_register("r", 1);
+  const auto r = check(b.run);
+  CHECK(r.count(violation_kind::lease_overlap) == 1);
+  CHECK(r.count(violation_kind::cs_overlap) == 1);
+  CHECK(r.count(violation_kind::lost_update) == 2);  // the stale read, the final count
+  CHECK(r.lost_updates == 1);
+}
+
+TEST_CASE("checker: a serial chain of critical sections is consistent", "[torture][checker]") {
+  builder b;
+  std::int64_t t = 0;
+  for (int i = 0; i < 10; ++i) {
+    const std::string token = "T" + std::to_string(i);
+    b.acquire(i % 3, "r", token, t, t + 1, t + 100);
+    b.cs(i % 3, "r", token, t + 2, t + 5, i);
+    b.release(i % 3, "r", token, t + 6);
+    t += 10;
+  }
+  b.final_register("r", 10);
+  CHECK(check(b.run).total_violations() == 0);
+
+  SECTION("a final value short of the count is a lost update") {
+    b.run.checks.clear();
+    b.final_register("r", 9);
+    const auto r = check(b.run);
+    CHECK(r.count(violation_kind::lost_update) == 1);
+    CHECK(r.lost_updates == 1);
+  }
+}
+
+TEST_CASE("checker: a stale read without overlap is a lost update", "[torture][checker]") {
+  builder b;
+  b.acquire(0, "r", "A", 0, 1, 100);
+  b.cs(0, "r", "A", 2, 5, 0);
+  b.release(0, "r", "A", 6);
+  b.acquire(1, "r", "B", 10, 11, 100);
+  b.cs(1, "r", "B", 12, 15, 0);  // should have read 1
+  b.release(1, "r", "B", 16);
+  const auto r = check(b.run);
+  CHECK(r.count(violation_kind::lost_update) == 1);
+  CHECK(r.count(violation_kind::cs_overlap) == 0);
+}
+
+TEST_CASE("checker: a paused holder overlaps in critical sections, not in leases",
+          "[torture][checker]") {
+  builder b;
+  b.acquire(0, "r", "A", 0, 1, 100);
+  b.fault(5, "pause-client", -1);
+  b.acquire(1, "r", "B", 101, 120, 1000);  // after A's validity
+  b.cs(1, "r", "B", 121, 200, 0);
+  b.cs(0, "r", "A", 150, 210, 0);  // A resumes and works on
+  b.release(1, "r", "B", 201);
+  b.release(0, "r", "A", 211);
+  b.final_register("r", 1);
+  const auto r = check(b.run);
+  CHECK(r.count(violation_kind::lease_overlap) == 0);
+  CHECK(r.count(violation_kind::cs_overlap) == 1);
+  CHECK(r.count(violation_kind::lost_update) >= 1);
+  CHECK(r.cs_outside_lease == 1);
+}
+
+TEST_CASE("checker: sections of one owner never conflict", "[torture][checker]") {
+  builder b;
+  b.acquire(0, "r", "A", 0, 1, 100);
+  b.cs(0, "r", "A", 2, 50, 0);
+  b.extend(0, "r", "A", 51, 52, 300);
+  b.cs(0, "r", "A", 53, 200, 1);
+  b.release(0, "r", "A", 201);
+  b.final_register("r", 2);
+  const auto r = check(b.run);
+  CHECK(r.total_violations() == 0);
+  CHECK(r.cs_outside_lease == 0);
+}
+
+TEST_CASE("checker: an extend after the validity ended leaves a gap", "[torture][checker]") {
+  builder b;
+  b.acquire(0, "r", "A", 0, 1, 100);
+  b.acquire(1, "r", "B", 110, 120, 200);
+  b.release(1, "r", "B", 150);
+  b.extend(0, "r", "A", 160, 170, 400);  // cannot happen with the library; still sound
+  b.release(0, "r", "A", 300);
+  CHECK(check(b.run).total_violations() == 0);
+}
+
+TEST_CASE("checker: node findings are violations", "[torture][checker]") {
+  builder b;
+  b.run.checks.push_back({1, "scan", 0, {}, 3});
+  b.run.checks.push_back({2, "no-ttl", 1, "torture:r0", -1});
+  b.run.checks.push_back({3, "no-ttl", 1, "torture:r0", -1});  // the same key, seen again
+  b.run.checks.push_back({3, "leftover", 2, "torture:r1", 512});
+  const auto r = check(b.run);
+  CHECK(r.ttl_scans == 1);
+  CHECK(r.count(violation_kind::no_ttl_key) == 1);
+  CHECK(r.count(violation_kind::leftover_key) == 1);
+}
+
+TEST_CASE("checker: liveness before and after the heal", "[torture][checker]") {
+  builder b;
+  b.acquire(0, "a", "T1", 0, 2, 100);  // 2 ms
+  b.acquire_failed(0, "b", 10, 20);
+  b.acquire(0, "c", "T2", 30, 34, 100);  // 4 ms
+  b.run.faults.push_back({100 * ms, "heal-all", -1, {}});
+  b.acquire(1, "d", "T3", 200, 201, 300);  // 1 ms
+  b.fault(150, "pause", 0);
+  b.run.faults.push_back({160 * ms, "heal", 0, "pause: resumed"});
+  const auto r = check(b.run);
+  CHECK(r.during_faults.attempts == 3);
+  CHECK(r.during_faults.ok == 2);
+  CHECK(r.during_faults.success_rate == Approx(2.0 / 3));
+  CHECK(r.during_faults.p50_ms == Approx(2));
+  CHECK(r.during_faults.p99_ms == Approx(4));
+  CHECK(r.after_heal.attempts == 1);
+  CHECK(r.after_heal.success_rate == Approx(1));
+  CHECK(r.after_heal.p99_ms == Approx(1));
+  CHECK(r.acquire.failed == 1);
+  CHECK(r.acquire.errors.at("not_acquired") == 1);
+  CHECK(r.during_faults.refused == 1);
+  CHECK(r.during_faults.unavailable_rate == 0);
+  CHECK(r.faults_injected == 1);  // the pause; not its heal, not the markers
+}
+
+TEST_CASE("checker: percentile is nearest-rank", "[torture][checker]") {
+  CHECK(percentile({}, 50) == 0);
+  CHECK(percentile({5}, 99) == 5);
+  CHECK(percentile({4, 1, 3, 2}, 50) == 2);
+  CHECK(percentile({4, 1, 3, 2}, 99) == 4);
+  CHECK(percentile({4, 1, 3, 2}, 0) == 1);
+}
+
+TEST_CASE("checker: histories survive the trip through files", "[torture][checker]") {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("redlock-torture-test-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  {
+    history_writer a(dir, 0);
+    history_writer b(dir, 1);
+    event e;
+    e.op = op_kind::acquire;
+    e.type = event_type::invoke;
+    e.t = 1'000 * ms;
+    e.res = "r";
+    e.ttl_ms = 500;
+    a.record(e);
+    e.type = event_type::ok;
+    e.t = 1'010 * ms;
+    e.token = "00ff";
+    e.deadline = 1'400 * ms;
+    a.record(e);
+    event f;
+    f.op = op_kind::acquire;
+    f.type = event_type::fail;
+    f.t = 1'020 * ms;
+    f.res = "r";
+    f.err = "said \"no\"\n";
+    b.record(f);
+    jsonl_file faults(fault_log_path(dir));
+    faults.write(to_json(fault_event{990 * ms, "start", -1, {}}));
+    faults.write(to_json(fault_event{1'005 * ms, "kill", 3, "restart after 2250 ms"}));
+    jsonl_file checks(check_log_path(dir));
+    checks.write(to_json(check_event{2'000 * ms, "register", -1, "r", 7}));
+  }
+  const auto run = load_run(dir);
+  std::filesystem::remove_all(dir);
+  REQUIRE(run.events.size() == 3);
+  CHECK(run.events[0].proc == 0);
+  CHECK(run.events[0].ttl_ms == 500);
+  CHECK(run.events[1].type == event_type::ok);
+  CHECK(run.events[1].token == "00ff");
+  CHECK(run.events[1].deadline == 1'400 * ms);
+  CHECK(run.events[2].proc == 1);
+  CHECK(run.events[2].err == "said \"no\"\n");
+  REQUIRE(run.faults.size() == 2);
+  CHECK(run.faults[1].node == 3);
+  CHECK(run.faults[1].detail == "restart after 2250 ms");
+  CHECK(run.marker("start") == 990 * ms);
+  REQUIRE(run.checks.size() == 1);
+  CHECK(run.checks[0].value == 7);
+}

@@ -1,0 +1,82 @@
+#include "protected_register.hpp"
+
+#include <charconv>
+#include <exception>
+#include <optional>
+#include <stdexcept>
+
+namespace redlock::torture {
+namespace {
+
+std::int64_t parse_counter(const std::optional<std::string>& text) {
+  if (!text) return 0;
+  std::int64_t value = 0;
+  const auto [ptr, ec] = std::from_chars(text->data(), text->data() + text->size(), value);
+  if (ec != std::errc{} || ptr != text->data() + text->size()) {
+    throw std::runtime_error("protected register holds a non-number: " + *text);
+  }
+  return value;
+}
+
+void record_failure(history_writer& history, const std::string& res, const std::string& token,
+                    const std::exception& error) {
+  event e;
+  e.op = op_kind::cs;
+  e.type = event_type::fail;
+  e.t = now_ns();
+  e.res = res;
+  e.token = token;
+  e.err = error.what();
+  history.record(std::move(e));
+}
+
+}  // namespace
+
+protected_register::protected_register(std::uint16_t store_port) : store_(store_port) {}
+
+protected_register::open_section protected_register::begin(history_writer& history,
+                                                           const lock& held) {
+  open_section section{held.resource(), held.token(), 0};
+  event e;
+  e.op = op_kind::cs;
+  e.type = event_type::invoke;
+  e.t = now_ns();
+  e.res = section.res;
+  e.token = section.token;
+  history.record(std::move(e));
+  try {
+    section.read = parse_counter(store_.get(key(section.res)));
+  } catch (const std::exception& error) {
+    record_failure(history, section.res, section.token, error);
+    throw;
+  }
+  return section;
+}
+
+void protected_register::end(history_writer& history, const open_section& section) {
+  const std::int64_t wrote = section.read + 1;
+  try {
+    const auto reply = store_.command({"SET", key(section.res), std::to_string(wrote)});
+    if (reply.type != test::admin_client::reply::kind::status) {
+      throw std::runtime_error("SET on the store answered: " + reply.text);
+    }
+  } catch (const std::exception& error) {
+    record_failure(history, section.res, section.token, error);
+    throw;
+  }
+  event e;
+  e.op = op_kind::cs;
+  e.type = event_type::ok;
+  e.t = now_ns();
+  e.res = section.res;
+  e.token = section.token;
+  e.read = section.read;
+  e.wrote = wrote;
+  history.record(std::move(e));
+}
+
+std::int64_t protected_register::value(const std::string& res) {
+  return parse_counter(store_.get(key(res)));
+}
+
+}  // namespace redlock::torture

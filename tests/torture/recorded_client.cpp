@@ -1,0 +1,130 @@
+#include "recorded_client.hpp"
+
+#include <cstdio>
+#include <memory>
+#include <utility>
+
+namespace redlock::torture {
+namespace {
+
+std::int64_t ns(clock::time_point t) { return t.time_since_epoch().count(); }
+
+event make(op_kind op, event_type type, const std::string& res, const std::string& token = {}) {
+  event e;
+  e.op = op;
+  e.type = type;
+  e.t = now_ns();
+  e.res = res;
+  e.token = token;
+  return e;
+}
+
+// Stable names for the outcomes the checker counts; the message otherwise.
+std::string reason(const error_code& ec) {
+  if (ec.category() == error_category()) {
+    switch (static_cast<errc>(ec.value())) {
+      case errc::not_acquired:
+        return "not_acquired";
+      case errc::quorum_unreachable:
+        return "quorum_unreachable";
+      case errc::validity_expired:
+        return "validity_expired";
+      case errc::lock_expired:
+        return "lock_expired";
+      case errc::lock_lost:
+        return "lock_lost";
+      default:
+        break;
+    }
+  }
+  return ec.message();
+}
+
+std::string_view level_name(log_level level) {
+  switch (level) {
+    case log_level::debug:
+      return "debug";
+    case log_level::info:
+      return "info";
+    case log_level::warning:
+      return "warning";
+    case log_level::error:
+      return "error";
+  }
+  return "?";
+}
+
+}  // namespace
+
+client_config make_client_config(const std::vector<std::uint16_t>& ports,
+                                 const std::filesystem::path& log_file) {
+  client_config config;
+  for (const auto port : ports) {
+    node_config node;
+    node.host = "127.0.0.1";
+    node.port = port;
+    config.nodes.push_back(node);
+  }
+  config.key_prefix = std::string(key_prefix);
+  std::shared_ptr<std::FILE> file(std::fopen(log_file.c_str(), "a"), [](std::FILE* f) {
+    if (f != nullptr) std::fclose(f);
+  });
+  // One fprintf per line: stdio locks the stream, so lines never interleave.
+  config.log = [file](log_level level, std::string_view text) {
+    if (!file) return;
+    std::fprintf(file.get(), "%lld %.*s %.*s\n", static_cast<long long>(now_ns()),
+                 static_cast<int>(level_name(level).size()), level_name(level).data(),
+                 static_cast<int>(text.size()), text.data());
+    std::fflush(file.get());
+  };
+  return config;
+}
+
+recorded_client::recorded_client(client_config config, history_writer& history)
+    : client_(std::move(config)), history_(history) {}
+
+lock recorded_client::acquire(const std::string& res, const lock_options& options, error_code& ec) {
+  auto invoke = make(op_kind::acquire, event_type::invoke, res);
+  invoke.ttl_ms = options.ttl.count();
+  history_.record(std::move(invoke));
+  lock held = client_.acquire(res, options, ec);
+  if (ec) {
+    auto fail = make(op_kind::acquire, event_type::fail, res);
+    fail.err = reason(ec);
+    history_.record(std::move(fail));
+    return held;
+  }
+  auto ok = make(op_kind::acquire, event_type::ok, res, held.token());
+  ok.deadline = ns(held.validity_deadline());
+  history_.record(std::move(ok));
+  return held;
+}
+
+lock recorded_client::extend(const lock& held, milliseconds ttl, error_code& ec) {
+  auto invoke = make(op_kind::extend, event_type::invoke, held.resource(), held.token());
+  invoke.ttl_ms = ttl.count();
+  history_.record(std::move(invoke));
+  lock extended = client_.extend(held, ttl, ec);
+  if (ec) {
+    auto fail = make(op_kind::extend, event_type::fail, held.resource(), held.token());
+    fail.err = reason(ec);
+    history_.record(std::move(fail));
+    return extended;
+  }
+  auto ok = make(op_kind::extend, event_type::ok, held.resource(), held.token());
+  ok.deadline = ns(extended.validity_deadline());
+  history_.record(std::move(ok));
+  return extended;
+}
+
+std::size_t recorded_client::release(const lock& held, error_code& ec) {
+  history_.record(make(op_kind::release, event_type::invoke, held.resource(), held.token()));
+  const std::size_t removed = client_.release(held, ec);
+  auto done =
+      make(op_kind::release, ec ? event_type::fail : event_type::ok, held.resource(), held.token());
+  if (ec) done.err = reason(ec);
+  history_.record(std::move(done));
+  return removed;
+}
+
+}  // namespace redlock::torture

@@ -1,0 +1,140 @@
+#include "summary.hpp"
+
+#include "json_line.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+namespace redlock::torture {
+namespace {
+
+constexpr std::size_t shown_violations = 10;
+
+std::string errors_text(const op_figures& f) {
+  if (f.errors.empty()) return {};
+  std::vector<std::pair<std::string, std::size_t>> sorted(f.errors.begin(), f.errors.end());
+  std::sort(sorted.begin(), sorted.end(),
+            [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::string text;
+  for (const auto& [what, n] : sorted) {
+    text += fmt::format("{}{}: {}", text.empty() ? "" : ", ", what, n);
+  }
+  return "  (" + text + ")";
+}
+
+std::string op_line(std::string_view label, const op_figures& f) {
+  return fmt::format("{:<18} invoked {:>7}  ok {:>7}  failed {:>6}{}\n", label, f.invoked, f.ok,
+                     f.failed, errors_text(f));
+}
+
+std::string liveness_line(std::string_view label, const liveness_figures& l) {
+  if (l.attempts == 0) return fmt::format("{:<18} no acquire\n", label);
+  return fmt::format(
+      "{:<18} {} acquires: {:.2f}% acquired, {:.2f}% refused (held by another client), {:.2f}% "
+      "without a quorum; time to acquire p50 {:.2f} ms, p99 {:.2f} ms\n",
+      label, l.attempts, 100 * l.success_rate,
+      l.attempts > 0 ? 100.0 * static_cast<double>(l.refused) / static_cast<double>(l.attempts)
+                     : 0.0,
+      100 * l.unavailable_rate, l.p50_ms, l.p99_ms);
+}
+
+void liveness_fields(json_writer& w, std::string_view prefix, const liveness_figures& l) {
+  const auto key = [&](std::string_view name) { return fmt::format("{}_{}", prefix, name); };
+  w.field(key("acquires"), l.attempts)
+      .field(key("success_rate"), l.success_rate)
+      .field(key("refused"), l.refused)
+      .field(key("unavailable_rate"), l.unavailable_rate)
+      .field(key("p50_ms"), l.p50_ms)
+      .field(key("p99_ms"), l.p99_ms);
+}
+
+}  // namespace
+
+bool as_expected(const report& r, const run_description& d) {
+  if (d.expect_violations) return r.total_violations() > 0;
+  return r.total_violations() == 0 && r.acquire.ok >= d.min_acquisitions;
+}
+
+std::string summary_text(const report& r, const run_description& d, bool pass) {
+  std::string out = "== results ==\n";
+  out += op_line("acquire", r.acquire);
+  out += op_line("extend", r.extend);
+  out += op_line("release", r.release);
+  out += op_line("critical section", r.cs);
+  out += fmt::format("{:<18} {} leases; {} critical sections outside their own lease\n", "leases",
+                     r.leases, r.cs_outside_lease);
+  out += fmt::format("{:<18} {} injected; {} node scans for keys without TTL\n", "faults",
+                     r.faults_injected, r.ttl_scans);
+  std::string kinds;
+  for (const auto kind : all_violation_kinds) {
+    kinds += fmt::format("{}{} {}", kinds.empty() ? "" : ", ", name(kind), r.count(kind));
+  }
+  out += fmt::format("{:<18} {} ({})\n", "violations", r.total_violations(), kinds);
+  out += fmt::format("{:<18} {}\n", "lost updates", r.lost_updates);
+  out += liveness_line("during faults", r.during_faults);
+  out += liveness_line("after heal", r.after_heal);
+
+  for (std::size_t i = 0; i < r.violations.size() && i < shown_violations; ++i) {
+    const auto& v = r.violations[i];
+    out += fmt::format("VIOLATION {}: {}\n", name(v.kind), v.what);
+    for (const auto& line : v.details) out += fmt::format("    {}\n", line);
+  }
+  if (r.violations.size() > shown_violations) {
+    out += fmt::format("... and {} more violations (see the histories in {})\n",
+                       r.violations.size() - shown_violations, d.out_dir);
+  }
+  for (const auto& note : r.notes) out += fmt::format("note: {}\n", note);
+
+  std::string why;
+  if (d.expect_violations) {
+    why = pass ? "violations found, as expected: the checker sees the broken assumption"
+               : "no violation found although an assumption was broken";
+  } else if (r.total_violations() > 0) {
+    why = "violations found";
+  } else if (r.acquire.ok < d.min_acquisitions) {
+    why = fmt::format("no violation, but only {} successful acquisitions (at least {} required)",
+                      r.acquire.ok, d.min_acquisitions);
+  } else {
+    why = "no violation, as expected";
+  }
+  out += fmt::format("verdict: {} - {}\n", pass ? "PASS" : "FAIL", why);
+  return out;
+}
+
+std::string summary_json(const report& r, const run_description& d, bool pass) {
+  json_writer w;
+  w.field("tool", "redlock-torture").field("mode", d.mode);
+  if (!d.scenario.empty()) w.field("scenario", d.scenario);
+  w.field("seed", static_cast<std::int64_t>(d.seed))
+      .field("clients", d.clients)
+      .field("resources", d.resources)
+      .field("duration_s", d.duration_s)
+      .field("persistence", d.persistence)
+      .field("expect_violations", d.expect_violations)
+      .field("acquire_invoked", r.acquire.invoked)
+      .field("acquire_ok", r.acquire.ok)
+      .field("acquire_failed", r.acquire.failed)
+      .field("extend_invoked", r.extend.invoked)
+      .field("extend_ok", r.extend.ok)
+      .field("release_invoked", r.release.invoked)
+      .field("release_ok", r.release.ok)
+      .field("cs_completed", r.cs.ok)
+      .field("cs_failed", r.cs.failed)
+      .field("cs_outside_lease", r.cs_outside_lease)
+      .field("faults_injected", r.faults_injected)
+      .field("ttl_scans", r.ttl_scans)
+      .field("violations", r.total_violations());
+  for (const auto kind : all_violation_kinds) w.field(name(kind), r.count(kind));
+  w.field("lost_updates", r.lost_updates);
+  liveness_fields(w, "during_faults", r.during_faults);
+  liveness_fields(w, "after_heal", r.after_heal);
+  w.field("elapsed_s", d.elapsed_s)
+      .field("out", d.out_dir)
+      .field("verdict", pass ? "pass" : "fail");
+  return w.str();
+}
+
+}  // namespace redlock::torture

@@ -1,0 +1,36 @@
+// The program's output: a readable summary, then one JSON line with every
+// figure (the last line of the output, for scripts).
+#pragma once
+
+#include "checker.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace redlock::torture {
+
+struct run_description {
+  std::string mode;      ///< "random", "scenario" or "check"
+  std::string scenario;  ///< Empty for the random schedule.
+  std::uint64_t seed = 0;
+  int clients = 0;
+  int resources = 0;
+  double duration_s = 0;  ///< Of the fault phase.
+  std::string persistence;
+  bool expect_violations = false;
+  std::size_t min_acquisitions = 0;
+  std::string out_dir;
+  double elapsed_s = 0;
+};
+
+/// Whether the run went as expected: no violation and enough successful
+/// acquisitions, or, with expect_violations, at least one violation.
+bool as_expected(const report& r, const run_description& d);
+
+/// The readable summary, ending with the verdict line.
+std::string summary_text(const report& r, const run_description& d, bool pass);
+/// One line of JSON with every figure.
+std::string summary_json(const report& r, const run_description& d, bool pass);
+
+}  // namespace redlock::torture
