@@ -131,7 +131,8 @@ void acquire_op::pause_until(clock::time_point at) {
 
 void acquire_op::wait_for_release() {
   if (waiter_ != 0) return;
-  waiter_ = core_->wakeups().wait(key_, [self = shared_from_this()] { self->on_woken(); });
+  if (ticket_ == 0) ticket_ = core_->wakeups().take_ticket();
+  waiter_ = core_->wakeups().wait(key_, ticket_, [self = shared_from_this()] { self->on_woken(); });
 }
 
 void acquire_op::on_woken() {
@@ -147,8 +148,9 @@ void acquire_op::on_woken() {
 }
 
 clock::duration acquire_op::wake_jitter() const {
-  // Every waiter is woken at once. Random jitter spreads the rush, and
-  // shrinking it with each failed attempt lets the longest waiters go first.
+  // One waiter per client and message is woken, but every client has one.
+  // Random jitter spreads them, and shrinking it with each failed attempt
+  // lets the longest waiters go first.
   const auto spread = std::chrono::duration_cast<clock::duration>(std::chrono::microseconds(500));
   return std::chrono::duration_cast<clock::duration>(spread * unit_random() /
                                                      static_cast<double>(attempt_));

@@ -87,6 +87,7 @@ class acquire_op final : public abortable, public std::enable_shared_from_this<a
   std::uint64_t attempt_ = 0;
   std::uint64_t pause_ = 0;    ///< Bumped per pause, so a stale timer cannot start an attempt.
   std::uint64_t waiter_ = 0;   ///< Registration with the wakeup hub, 0 if none.
+  std::uint64_t ticket_ = 0;   ///< Place in the hub's line, kept from the first wait on.
   bool pausing_ = false;       ///< Between attempts (not attempting or releasing).
   bool release_seen_ = false;  ///< A release was announced during the current attempt.
   clock::time_point wait_deadline_ = clock::time_point::max();

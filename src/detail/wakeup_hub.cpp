@@ -11,7 +11,8 @@ wakeup_hub::wakeup_hub(strand_type strand, const std::vector<node_config>& nodes
   settings_.subscriber = true;
 }
 
-wakeup_hub::waiter_id wakeup_hub::wait(const std::string& key, unique_function<void()> wake) {
+wakeup_hub::waiter_id wakeup_hub::wait(const std::string& key, std::uint64_t ticket,
+                                       unique_function<void()> wake) {
   if (subscribers_.empty()) {
     for (const auto& node : nodes_) {
       auto subscriber = std::make_shared<connection>(strand_, node, settings_);
@@ -28,7 +29,10 @@ wakeup_hub::waiter_id wakeup_hub::wait(const std::string& key, unique_function<v
   auto channel = release_channel(key);
   const bool first = !waiters_.contains(channel);
   auto& waiting = waiters_[channel];
-  waiting.push_back({id, std::move(wake)});
+  const auto place =
+      std::upper_bound(waiting.begin(), waiting.end(), ticket,
+                       [](std::uint64_t t, const waiter& w) { return t < w.ticket; });
+  waiting.insert(place, {id, ticket, std::move(wake)});
   channel_of_.emplace(id, channel);
   if (first) send_to_all(format_command({"SUBSCRIBE", channel}));
   return id;
@@ -46,13 +50,14 @@ void wakeup_hub::cancel(waiter_id id) {
 
 void wakeup_hub::on_message(std::string_view channel) {
   const auto found = waiters_.find(std::string(channel));
-  if (found == waiters_.end()) return;
+  if (found == waiters_.end() || found->second.empty()) return;
   const std::string name = found->first;
-  auto woken = std::move(found->second);
-  found->second.clear();
-  for (auto& w : woken) channel_of_.erase(w.id);
-  for (auto& w : woken) w.wake();
-  // Woken waiters that wait again keep the subscription; only then is it dropped.
+  auto first = std::move(found->second.front());
+  found->second.erase(found->second.begin());
+  channel_of_.erase(first.id);
+  first.wake();
+  // The subscription stays while anyone waits, the woken one included if it
+  // waits again.
   const auto still = waiters_.find(name);
   if (still != waiters_.end() && still->second.empty()) drop_key(name);
 }

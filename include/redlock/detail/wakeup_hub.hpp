@@ -23,8 +23,13 @@ class wakeup_hub {
              connection_settings settings);
 
   /// Calls `wake` once, on the strand, when a release of `key` is published
-  /// on any node, unless cancel() comes first. Subscribes on first interest.
-  waiter_id wait(const std::string& key, unique_function<void()> wake);
+  /// on a node and this waiter is first in line, unless cancel() comes
+  /// first. Each message wakes one waiter, the lowest `ticket` (the one
+  /// waiting longest): no stampede of this client's waiters, and first come
+  /// first served among them. Subscribes on first interest.
+  waiter_id wait(const std::string& key, std::uint64_t ticket, unique_function<void()> wake);
+  /// A place in line, kept by a waiter across its attempts.
+  std::uint64_t take_ticket() noexcept { return next_ticket_++; }
   /// Forgets a waiter; the last waiter of a key unsubscribes.
   void cancel(waiter_id id);
   void shutdown();
@@ -32,6 +37,7 @@ class wakeup_hub {
  private:
   struct waiter {
     waiter_id id;
+    std::uint64_t ticket;
     unique_function<void()> wake;
   };
 
@@ -43,10 +49,12 @@ class wakeup_hub {
   strand_type strand_;
   std::vector<node_config> nodes_;
   connection_settings settings_;
-  std::vector<std::shared_ptr<connection>> subscribers_;          ///< Empty until the first wait.
-  std::unordered_map<std::string, std::vector<waiter>> waiters_;  ///< By channel.
+  std::vector<std::shared_ptr<connection>> subscribers_;  ///< Empty until the first wait.
+  /// By channel, in ticket order.
+  std::unordered_map<std::string, std::vector<waiter>> waiters_;
   std::unordered_map<waiter_id, std::string> channel_of_;
   waiter_id next_id_ = 1;
+  std::uint64_t next_ticket_ = 1;
 };
 
 }  // namespace redlock::detail
