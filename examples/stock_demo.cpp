@@ -73,10 +73,7 @@ struct usage_error : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-struct endpoint {
-  std::string host;
-  std::uint16_t port = 0;
-};
+using endpoint = redlock::node_config;
 
 std::string to_string(const endpoint& e) {
   return e.host.find(':') == std::string::npos ? fmt::format("{}:{}", e.host, e.port)
@@ -110,42 +107,13 @@ long long parse_integer(std::string_view flag, std::string_view text, long long 
   return value;
 }
 
-/// "host:port", or "[ipv6]:port".
-endpoint parse_endpoint(std::string_view flag, std::string_view text) {
-  std::string_view host;
-  std::string_view port;
-  if (text.starts_with('[')) {
-    const auto close = text.find("]:");
-    if (close == std::string_view::npos) {
-      throw usage_error(fmt::format("{}: '{}' is not [ipv6]:port", flag, text));
-    }
-    host = text.substr(1, close - 1);
-    port = text.substr(close + 2);
-  } else {
-    const auto colon = text.rfind(':');
-    if (colon == std::string_view::npos) {
-      throw usage_error(fmt::format("{}: '{}' is not host:port", flag, text));
-    }
-    host = text.substr(0, colon);
-    port = text.substr(colon + 1);
-    if (host.find(':') != std::string_view::npos) {
-      throw usage_error(
-          fmt::format("{}: write an IPv6 address as [addr]:port, not '{}'", flag, text));
-    }
-  }
-  if (host.empty()) throw usage_error(fmt::format("{}: '{}' has an empty host", flag, text));
-  return {std::string(host), static_cast<std::uint16_t>(parse_integer(flag, port, 1, 65535))};
-}
-
-std::vector<endpoint> parse_endpoints(std::string_view flag, std::string_view text) {
-  std::vector<endpoint> result;
-  for (;;) {
-    const auto comma = text.find(',');
-    const std::string_view item = text.substr(0, comma);
-    if (item.empty()) throw usage_error(fmt::format("{}: empty entry in the list", flag));
-    result.push_back(parse_endpoint(flag, item));
-    if (comma == std::string_view::npos) return result;
-    text.remove_prefix(comma + 1);
+/// "host:port" or "[ipv6]:port", one or a comma-separated list, parsed by the library.
+template <class Parse>
+auto parse_endpoints(std::string_view flag, std::string_view text, Parse parse) {
+  try {
+    return parse(text);
+  } catch (const redlock::config_error& e) {
+    throw usage_error(fmt::format("{}: {}", flag, e.what()));
   }
 }
 
@@ -172,9 +140,9 @@ options parse_command_line(int argc, char** argv) {
       if (inline_value) throw usage_error("--no-lock takes no value");
       opt.use_lock = false;
     } else if (arg == "--nodes") {
-      opt.nodes = parse_endpoints(arg, value());
+      opt.nodes = parse_endpoints(arg, value(), redlock::parse_nodes);
     } else if (arg == "--store") {
-      opt.store = parse_endpoint(arg, value());
+      opt.store = parse_endpoints(arg, value(), redlock::parse_node);
     } else if (arg == "--workers") {
       opt.workers = parse_integer(arg, value(), 1, 1024);
     } else if (arg == "--stock") {
@@ -206,12 +174,7 @@ options parse_command_line(int argc, char** argv) {
 
 redlock::client_config make_client_config(const options& opt) {
   redlock::client_config config;
-  for (const auto& e : opt.nodes) {
-    redlock::node_config node;
-    node.host = e.host;
-    node.port = e.port;
-    config.nodes.push_back(std::move(node));
-  }
+  config.nodes = opt.nodes;
   config.key_prefix = opt.prefix + "lock:";
   return config;
 }
