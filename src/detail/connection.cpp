@@ -37,7 +37,6 @@ reply view_of(const redisReply& r) {
   }
   out.integer = r.integer;
   if (r.str != nullptr) out.text = std::string_view(r.str, r.len);
-  out.elements = r.elements;
   return out;
 }
 

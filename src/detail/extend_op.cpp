@@ -33,14 +33,11 @@ extend_op::~extend_op() { core_->withdraw(this); }
 
 void extend_op::run() {
   if (core_->closed()) return settle(quorum_fsm::state::failed);
-  error_code invalid;
-  if (held_.empty()) {
-    invalid = errc::not_a_lock;
-  } else {
-    lock_options options;
-    options.ttl = ttl_;
-    invalid = validate(held_.resource(), options, core_->config().drift_factor);
-  }
+  lock_options options;
+  options.ttl = ttl_;
+  error_code invalid = held_.empty()
+                           ? make_error_code(errc::not_a_lock)
+                           : validate(held_.resource(), options, core_->config().drift_factor);
   const auto start = clock::now();
   if (!invalid && start >= held_.validity_deadline()) invalid = errc::lock_expired;
   if (invalid) {
@@ -60,9 +57,8 @@ void extend_op::run() {
     send_script(core_->node(i), command, eval,
                 [self, i](error_code ec, const reply& r) { self->on_reply(i, ec, r); });
   }
-  lock_options timing;
-  timing.ttl = ttl_;
-  timer_.expires_at(std::min(start + effective_request_timeout(timing), held_.validity_deadline()));
+  timer_.expires_at(
+      std::min(start + effective_request_timeout(options), held_.validity_deadline()));
   timer_.async_wait([self](error_code ec) {
     if (!ec && !self->finished_) self->settle(self->fsm_.on_timeout(clock::now()));
   });

@@ -71,10 +71,10 @@ TEST_CASE("error replies are classified", "[unit][reply]") {
         redlock::errc::authentication_failed);
   CHECK(classify_error_reply("OOM command not allowed") == redlock::errc::server_error);
 
-  reply noscript{reply::kind::error, 0, "NOSCRIPT No matching script. Please use EVAL.", 0};
+  reply noscript{reply::kind::error, 0, "NOSCRIPT No matching script. Please use EVAL."};
   CHECK(is_noscript(noscript));
-  reply other{reply::kind::error, 0, "ERR something", 0};
+  reply other{reply::kind::error, 0, "ERR something"};
   CHECK_FALSE(is_noscript(other));
-  reply ok{reply::kind::status, 0, "OK", 0};
+  reply ok{reply::kind::status, 0, "OK"};
   CHECK(ok.is_ok());
 }

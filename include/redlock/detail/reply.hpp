@@ -15,7 +15,6 @@ struct reply {
   kind type = kind::nil;
   long long integer = 0;
   std::string_view text;
-  std::size_t elements = 0;
 
   bool is_ok() const noexcept { return type == kind::status && text == "OK"; }
   bool is_error() const noexcept { return type == kind::error; }
