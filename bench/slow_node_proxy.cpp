@@ -23,8 +23,12 @@ namespace {
   fmt::print(stderr,
              "redlock-slow-proxy: {}\n"
              "usage: redlock-slow-proxy --upstream-port P [--delay-ms MS] [--request-delay-ms MS]\n"
+             "                          [--batch-us US]\n"
              "  Listens on a free 127.0.0.1 port, forwards to 127.0.0.1:P, delays every reply\n"
              "  by --delay-ms (default 50) and every request by --request-delay-ms (default 0).\n"
+             "  Chunks falling due within --batch-us (default 1000) of each other leave in one\n"
+             "  write, so the proxy wakes at most once per window (a real slow link costs\n"
+             "  this machine no CPU; the proxy should cost it little).\n"
              "  Prints the listening port, then runs until SIGTERM or SIGINT.\n",
              problem);
   std::exit(2);
@@ -45,6 +49,7 @@ int main(int argc, char** argv) {
   long upstream = -1;
   long reply_delay_ms = 50;
   long request_delay_ms = 0;
+  long batch_us = 1000;
   for (int i = 1; i < argc; ++i) {
     const std::string_view flag = argv[i];
     if (flag == "-h" || flag == "--help") usage("help");
@@ -54,6 +59,8 @@ int main(int argc, char** argv) {
       upstream = number(flag, value, 65535);
     } else if (flag == "--delay-ms") {
       reply_delay_ms = number(flag, value, 3'600'000);
+    } else if (flag == "--batch-us") {
+      batch_us = number(flag, value, 1'000'000);
     } else if (flag == "--request-delay-ms") {
       request_delay_ms = number(flag, value, 3'600'000);
     } else {
@@ -79,6 +86,7 @@ int main(int argc, char** argv) {
         {std::chrono::milliseconds(reply_delay_ms), std::chrono::milliseconds(0)});
     proxy.set_request_delay(
         {std::chrono::milliseconds(request_delay_ms), std::chrono::milliseconds(0)});
+    proxy.set_batch_window(std::chrono::microseconds(batch_us));
     fmt::print("{}\n", proxy.port());
     std::fflush(stdout);
 

@@ -76,15 +76,24 @@ class client {
   auto async_lock(std::string resource, lock_options options, CompletionToken&& token);
 
   /// Releases `held` on all nodes with a compare-and-delete script (only a
-  /// key still holding our token is deleted).
+  /// key still holding our token is deleted), and announces the release to
+  /// waiters (see retry_policy::wake_on_release).
   ///
   /// Handler signature: `void(redlock::error_code, std::size_t removed)`,
-  /// `removed` being the number of nodes where the key was deleted.
+  /// `removed` being the number of nodes that had confirmed deleting the
+  /// key when the handler was called.
   ///
-  /// Completes when every node has answered or timed out, with success when
-  /// a quorum answered (even if `removed` is 0 because the lock had
-  /// expired), errc::quorum_unreachable when fewer did, errc::not_a_lock for
-  /// an empty handle.
+  /// Completes as soon as a quorum of nodes has confirmed the deletion (no
+  /// other owner can then be refused for lack of a quorum because of us), or
+  /// else when every node has answered or the request timeout (ttl/20, at
+  /// most 500 ms) has passed. A slow node never sets the pace: its delete
+  /// stays queued on its connection and runs before any later command of this
+  /// client on that node; if it never arrives, the key expires with its TTL.
+  /// Success when a quorum answered (even if `removed` is 0 because the lock
+  /// had expired), errc::quorum_unreachable when fewer did,
+  /// errc::not_a_lock for an empty handle.
+  ///
+  /// Cancellation: only by close() or destroying the client.
   template <class CompletionToken>
   auto async_unlock(const lock& held, CompletionToken&& token);
 

@@ -50,7 +50,7 @@ void acquire_op::attempt() {
   // Elapsed time counts from before the first send.
   const auto start = clock::now();
   fsm_.start(start);
-  for (std::size_t i = 0; i < core_->size(); ++i) {
+  for (const auto i : core_->fan_out_order()) {
     core_->node(i).send(command, [self, attempt, i](error_code ec, const reply& r) {
       self->on_reply(attempt, i, ec, r);
     });
@@ -85,17 +85,26 @@ void acquire_op::settle(quorum_fsm::state state) {
         {}, lock(resource_, token_, options_.ttl, fsm_.validity_deadline(), fsm_.outcomes()));
   }
 
-  // Undo the attempt on every node: a SET may have landed where the answer
-  // was lost or late. Wait for the nodes that are answering, not for those
-  // that timed out (their release is queued behind their SET).
+  // Undo the attempt on every node where our SET may have landed: granted,
+  // or the answer lost or late (not where the key was held by another).
+  // Wait for the nodes that are answering, not for those that timed out
+  // (their release is queued behind their SET).
   std::vector<bool> await(core_->size());
+  std::vector<bool> undo(core_->size());
   const auto timed_out = make_error_code(errc::node_timeout);
+  bool anything_to_undo = false;
   for (std::size_t i = 0; i < await.size(); ++i) {
     const auto& outcome = fsm_.outcomes()[i];
-    await[i] = !(outcome.state == node_outcome::status::failed && outcome.error == timed_out);
+    undo[i] = outcome.state != node_outcome::status::held_elsewhere;
+    anything_to_undo = anything_to_undo || undo[i];
+    await[i] =
+        undo[i] && !(outcome.state == node_outcome::status::failed && outcome.error == timed_out);
   }
+  // Refused everywhere (the usual failure under contention): nothing to undo.
+  if (!anything_to_undo) return on_released();
+  release_op::plan how{.send = std::move(undo), .await = std::move(await)};
   auto release = std::make_shared<release_op>(
-      core_, key_, token_, false, request_timeout_, std::move(await),
+      core_, key_, token_, request_timeout_, std::move(how),
       [self = shared_from_this()](release_op::result) { self->on_released(); });
   release->run();
 }
@@ -113,7 +122,10 @@ void acquire_op::on_released() {
     // Held elsewhere: the holder's release may come before the delay ends,
     // or may already have come while this attempt was failing.
     wait_for_release();
-    if (std::exchange(release_seen_, false)) next = std::min(*next, now + wake_jitter());
+    if (std::exchange(release_seen_, false)) {
+      const bool here = std::exchange(release_seen_here_, false);
+      next = std::min(*next, here ? now : now + wake_jitter());
+    }
   }
   pause_until(*next);
 }
@@ -132,19 +144,32 @@ void acquire_op::pause_until(clock::time_point at) {
 void acquire_op::wait_for_release() {
   if (waiter_ != 0) return;
   if (ticket_ == 0) ticket_ = core_->wakeups().take_ticket();
-  waiter_ = core_->wakeups().wait(key_, ticket_, [self = shared_from_this()] { self->on_woken(); });
+  waiter_ = core_->wakeups().wait(
+      key_, ticket_,
+      [self = shared_from_this()](wakeup_hub::wake_reason why) { self->on_woken(why); });
 }
 
-void acquire_op::on_woken() {
+void acquire_op::on_woken(wakeup_hub::wake_reason why) {
   waiter_ = 0;
   if (!done_) return;
+  const bool here = why == wakeup_hub::wake_reason::released_here;
   // Stay subscribed across the next attempt, so a release during it is not missed.
   wait_for_release();
-  if (pausing_) {
-    pause_until(std::min(clock::now() + wake_jitter(), timer_.expiry()));
-  } else {
+  if (!pausing_) {
     release_seen_ = true;
+    release_seen_here_ = release_seen_here_ || here;
+    return;
   }
+  if (here) {
+    // Our own client's release is queued on every connection: an attempt
+    // sent now runs right behind it, ahead of anything sent later (such as
+    // the releaser's own next acquire). Jitter would only give that away.
+    ++pause_;
+    pausing_ = false;
+    timer_.cancel();
+    return attempt();
+  }
+  pause_until(std::min(clock::now() + wake_jitter(), timer_.expiry()));
 }
 
 clock::duration acquire_op::wake_jitter() const {

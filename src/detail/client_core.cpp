@@ -1,14 +1,19 @@
 #include "detail/client_core.hpp"
+
 #include "detail/operations.hpp"
 
 #include <redlock/config.hpp>
+#include <redlock/detail/random.hpp>
+
+#include <algorithm>
 
 namespace redlock::detail {
 
 client_core::client_core(boost::asio::any_io_executor executor, client_config config)
     : strand_(boost::asio::make_strand(executor)),
       config_(checked(std::move(config))),
-      wakeups_(strand_, config_.nodes, settings_of(config_)) {
+      id_(make_token()),
+      wakeups_(strand_, config_.nodes, settings_of(config_), id_) {
   connections_.reserve(config_.nodes.size());
   for (const auto& node : config_.nodes) {
     connections_.push_back(std::make_shared<connection>(strand_, node, settings_of(config_)));
@@ -54,6 +59,15 @@ std::string client_core::key_for(std::string_view resource) const {
   return key;
 }
 
+node_order client_core::fan_out_order() const {
+  node_order order(size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [this](std::size_t a, std::size_t b) {
+    return connections_[a]->backlog() < connections_[b]->backlog();
+  });
+  return order;
+}
+
 void client_core::acquire(std::string resource, lock_options options,
                           completion<error_code, redlock::lock> done) {
   std::make_shared<acquire_op>(shared_from_this(), std::move(resource), options, std::move(done))
@@ -63,9 +77,13 @@ void client_core::acquire(std::string resource, lock_options options,
 void client_core::release(redlock::lock held, completion<error_code, std::size_t> done) {
   if (held.empty()) return done(errc::not_a_lock, 0);
   const auto timeout = effective_request_timeout(lock_options{.ttl = held.ttl()});
+  auto key = key_for(held.resource());
+  release_op::plan how{.send = std::vector<bool>(size(), true),
+                       .await = std::vector<bool>(size(), true),
+                       .enough_removed = quorum_of(size()),
+                       .announce = true};
   auto op = std::make_shared<release_op>(
-      shared_from_this(), key_for(held.resource()), held.token(), true, timeout,
-      std::vector<bool>(size(), true),
+      shared_from_this(), key, held.token(), timeout, std::move(how),
       [this, self = shared_from_this(), done = std::move(done)](release_op::result r) mutable {
         if (closed_) return done(boost::asio::error::operation_aborted, r.removed);
         const error_code ec =
@@ -73,6 +91,9 @@ void client_core::release(redlock::lock held, completion<error_code, std::size_t
         done(ec, r.removed);
       });
   op->run();
+  // Our waiters for this key need not wait for the announcement: an attempt
+  // sent now follows the release on every connection.
+  wakeups_.released_here(key);
 }
 
 void client_core::extend(redlock::lock held, milliseconds ttl,

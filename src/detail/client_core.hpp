@@ -10,6 +10,8 @@
 #include <redlock/detail/wakeup_hub.hpp>
 #include <redlock/lock.hpp>
 
+#include <boost/container/small_vector.hpp>
+
 #include <memory>
 #include <string>
 #include <string_view>
@@ -17,6 +19,8 @@
 #include <vector>
 
 namespace redlock::detail {
+
+using node_order = boost::container::small_vector<std::size_t, 16>;
 
 /// An operation that must stop its timers when the client shuts down.
 class abortable {
@@ -43,6 +47,11 @@ class client_core : public std::enable_shared_from_this<client_core> {
   connection& node(std::size_t i) noexcept { return *connections_[i]; }
   wakeup_hub& wakeups() noexcept { return wakeups_; }
   std::string key_for(std::string_view resource) const;
+  /// Random per client: the payload of its release announcements.
+  const std::string& id() const noexcept { return id_; }
+  /// Node indices, least backlog first: fanning out in this order lets the
+  /// nodes that answer quickly start first, and a slow node last.
+  node_order fan_out_order() const;
 
   void acquire(std::string resource, lock_options options,
                completion<error_code, redlock::lock> done);
@@ -58,6 +67,7 @@ class client_core : public std::enable_shared_from_this<client_core> {
 
   strand_type strand_;
   client_config config_;
+  std::string id_;
   wakeup_hub wakeups_;
   std::vector<std::shared_ptr<connection>> connections_;
   std::unordered_set<abortable*> running_;

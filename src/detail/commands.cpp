@@ -37,7 +37,7 @@ const lua_script& release_script() {
       "if redis.call('get', KEYS[1]) == ARGV[1] then\n"
       "  redis.call('del', KEYS[1])\n"
       // pcall: a user without channel permission still releases.
-      "  if ARGV[2] ~= '' then redis.pcall('publish', ARGV[2], '') end\n"
+      "  if ARGV[2] ~= '' then redis.pcall('publish', ARGV[2], ARGV[3]) end\n"
       "  return 1\n"
       "end\n"
       "return 0\n");
@@ -78,8 +78,9 @@ std::string acquire_command(std::string_view key, std::string_view token,
 }
 
 std::string release_command(std::string_view key, std::string_view token, std::string_view channel,
-                            script_call how) {
-  return format_command({verb(how), script_text(release_script(), how), "1", key, token, channel});
+                            std::string_view releaser, script_call how) {
+  return format_command(
+      {verb(how), script_text(release_script(), how), "1", key, token, channel, releaser});
 }
 
 std::string release_channel(std::string_view key) {

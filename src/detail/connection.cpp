@@ -157,9 +157,7 @@ void connection::send_unanswered(std::string_view command) {
   if (!write_in_flight_) write();
 }
 
-void connection::on_push(unique_function<void(std::string_view, std::string_view)> handler) {
-  push_handler_ = std::move(handler);
-}
+void connection::on_push(push_handler handler) { push_handler_ = std::move(handler); }
 
 void connection::on_ready(unique_function<void()> handler) { ready_handler_ = std::move(handler); }
 
@@ -265,8 +263,12 @@ void connection::on_read(std::size_t bytes) {
           pushed.element[1]->type != REDIS_REPLY_STRING) {
         return fail(errc::protocol_error);
       }
+      std::string_view payload;
+      if (pushed.elements >= 3 && pushed.element[2]->type == REDIS_REPLY_STRING) {
+        payload = std::string_view(pushed.element[2]->str, pushed.element[2]->len);
+      }
       push_handler_(std::string_view(pushed.element[0]->str, pushed.element[0]->len),
-                    std::string_view(pushed.element[1]->str, pushed.element[1]->len));
+                    std::string_view(pushed.element[1]->str, pushed.element[1]->len), payload);
       if (generation != generation_) return;
       continue;
     }

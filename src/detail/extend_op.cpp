@@ -53,7 +53,7 @@ void extend_op::run() {
       [key, token = held_.token(), ttl = ttl_] {
         return extend_command(key, token, ttl, script_call::eval);
       });
-  for (std::size_t i = 0; i < core_->size(); ++i) {
+  for (const auto i : core_->fan_out_order()) {
     send_script(core_->node(i), command, eval,
                 [self, i](error_code ec, const reply& r) { self->on_reply(i, ec, r); });
   }

@@ -20,9 +20,7 @@ void send_script(connection& node, std::string_view evalsha, const eval_builder&
                  connection::callback done);
 
 /// Runs the release script for one token on the nodes and counts the
-/// answers. Nodes not in `await` get the command but are not waited for
-/// (a node that timed out on the acquire: its SET may still land, and the
-/// release follows it on the same connection).
+/// answers.
 class release_op final : public abortable, public std::enable_shared_from_this<release_op> {
  public:
   struct result {
@@ -30,10 +28,23 @@ class release_op final : public abortable, public std::enable_shared_from_this<r
     std::size_t answered = 0;  ///< Nodes that answered at all.
   };
 
-  /// `announce`: publish the release to waiters (an unlock), or not (the
-  /// undoing of a failed attempt, which frees nothing anyone waits for).
-  release_op(std::shared_ptr<client_core> core, std::string key, std::string token, bool announce,
-             milliseconds timeout, std::vector<bool> await, unique_function<void(result)> done);
+  struct plan {
+    /// Nodes the release goes to.
+    std::vector<bool> send;
+    /// Of those, the nodes waited for. One left out still gets the command
+    /// (a node that timed out on the acquire: its SET may still land, and
+    /// the release follows it on the same connection).
+    std::vector<bool> await;
+    /// Complete as soon as this many nodes confirmed the deletion; 0: wait
+    /// for every awaited node (or the timeout).
+    std::size_t enough_removed = 0;
+    /// Publish the release to waiters (an unlock), or not (the undoing of a
+    /// failed attempt, which frees nothing anyone waits for).
+    bool announce = false;
+  };
+
+  release_op(std::shared_ptr<client_core> core, std::string key, std::string token,
+             milliseconds timeout, plan how, unique_function<void(result)> done);
   ~release_op();
   void run();
   void abort() override;
@@ -46,7 +57,7 @@ class release_op final : public abortable, public std::enable_shared_from_this<r
   std::string token_;
   std::string channel_;
   milliseconds timeout_;
-  std::vector<bool> await_;
+  plan plan_;
   unique_function<void(result)> done_;
   timer timer_;
   std::size_t outstanding_ = 0;
@@ -70,7 +81,7 @@ class acquire_op final : public abortable, public std::enable_shared_from_this<a
   void on_released();
   void pause_until(clock::time_point at);
   void wait_for_release();
-  void on_woken();
+  void on_woken(wakeup_hub::wake_reason why);
   void stop_waiting();
   clock::duration wake_jitter() const;
   void complete(error_code ec, lock result);
@@ -85,11 +96,12 @@ class acquire_op final : public abortable, public std::enable_shared_from_this<a
   timer timer_;
   std::string token_;
   std::uint64_t attempt_ = 0;
-  std::uint64_t pause_ = 0;    ///< Bumped per pause, so a stale timer cannot start an attempt.
-  std::uint64_t waiter_ = 0;   ///< Registration with the wakeup hub, 0 if none.
-  std::uint64_t ticket_ = 0;   ///< Place in the hub's line, kept from the first wait on.
-  bool pausing_ = false;       ///< Between attempts (not attempting or releasing).
-  bool release_seen_ = false;  ///< A release was announced during the current attempt.
+  std::uint64_t pause_ = 0;         ///< Bumped per pause, so a stale timer cannot start an attempt.
+  std::uint64_t waiter_ = 0;        ///< Registration with the wakeup hub, 0 if none.
+  std::uint64_t ticket_ = 0;        ///< Place in the hub's line, kept from the first wait on.
+  bool pausing_ = false;            ///< Between attempts (not attempting or releasing).
+  bool release_seen_ = false;       ///< A release was announced during the current attempt.
+  bool release_seen_here_ = false;  ///< ... by this client itself (no jitter needed).
   clock::time_point wait_deadline_ = clock::time_point::max();
 };
 

@@ -3,14 +3,13 @@
 namespace redlock::detail {
 
 release_op::release_op(std::shared_ptr<client_core> core, std::string key, std::string token,
-                       bool announce, milliseconds timeout, std::vector<bool> await,
-                       unique_function<void(result)> done)
+                       milliseconds timeout, plan how, unique_function<void(result)> done)
     : core_(std::move(core)),
       key_(std::move(key)),
       token_(std::move(token)),
-      channel_(announce ? release_channel(key_) : std::string()),
+      channel_(how.announce ? release_channel(key_) : std::string()),
       timeout_(timeout),
-      await_(std::move(await)),
+      plan_(std::move(how)),
       done_(std::move(done)),
       timer_(core_->strand()) {
   core_->enroll(this);
@@ -20,12 +19,14 @@ release_op::~release_op() { core_->withdraw(this); }
 
 void release_op::run() {
   auto self = shared_from_this();
-  const auto command = release_command(key_, token_, channel_);
+  const auto command = release_command(key_, token_, channel_, core_->id());
   const auto eval = std::make_shared<const std::function<std::string()>>([self] {
-    return release_command(self->key_, self->token_, self->channel_, script_call::eval);
+    return release_command(self->key_, self->token_, self->channel_, self->core_->id(),
+                           script_call::eval);
   });
-  for (std::size_t i = 0; i < core_->size(); ++i) {
-    if (await_[i]) ++outstanding_;
+  for (const auto i : core_->fan_out_order()) {
+    if (!plan_.send[i]) continue;
+    if (plan_.await[i]) ++outstanding_;
     send_script(core_->node(i), command, eval,
                 [self, i](error_code ec, const reply& r) { self->on_reply(i, ec, r); });
   }
@@ -46,7 +47,8 @@ void release_op::on_reply(std::size_t node, error_code ec, const reply& r) {
     ++result_.answered;
     if (r.integer == 1) ++result_.removed;
   }
-  if (await_[node] && --outstanding_ == 0) finish();
+  if (plan_.await[node] && --outstanding_ == 0) return finish();
+  if (plan_.enough_removed != 0 && result_.removed >= plan_.enough_removed) finish();
 }
 
 void release_op::abort() { finish(); }

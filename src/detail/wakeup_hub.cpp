@@ -6,19 +6,23 @@
 namespace redlock::detail {
 
 wakeup_hub::wakeup_hub(strand_type strand, const std::vector<node_config>& nodes,
-                       connection_settings settings)
-    : strand_(std::move(strand)), nodes_(nodes), settings_(std::move(settings)) {
+                       connection_settings settings, std::string self)
+    : strand_(std::move(strand)),
+      nodes_(nodes),
+      settings_(std::move(settings)),
+      self_(std::move(self)) {
   settings_.subscriber = true;
 }
 
 wakeup_hub::waiter_id wakeup_hub::wait(const std::string& key, std::uint64_t ticket,
-                                       unique_function<void()> wake) {
+                                       unique_function<void(wake_reason)> wake) {
   if (subscribers_.empty()) {
     for (const auto& node : nodes_) {
       auto subscriber = std::make_shared<connection>(strand_, node, settings_);
-      subscriber->on_push([this](std::string_view kind, std::string_view channel) {
-        if (kind == "message") on_message(channel);
-      });
+      subscriber->on_push(
+          [this](std::string_view kind, std::string_view channel, std::string_view payload) {
+            if (kind == "message" && payload != self_) on_message(channel, wake_reason::announced);
+          });
       // (Re)subscribe whenever the connection comes up: a reconnect forgets subscriptions.
       subscriber->on_ready([this, raw = subscriber.get()] { subscribe_all(*raw); });
       subscriber->start();
@@ -48,14 +52,19 @@ void wakeup_hub::cancel(waiter_id id) {
   if (waiting.empty()) drop_key(channel);
 }
 
-void wakeup_hub::on_message(std::string_view channel) {
+void wakeup_hub::released_here(const std::string& key) {
+  if (waiters_.empty()) return;  // the common case: nobody waits for anything
+  on_message(release_channel(key), wake_reason::released_here);
+}
+
+void wakeup_hub::on_message(std::string_view channel, wake_reason why) {
   const auto found = waiters_.find(std::string(channel));
   if (found == waiters_.end() || found->second.empty()) return;
   const std::string name = found->first;
   auto first = std::move(found->second.front());
   found->second.erase(found->second.begin());
   channel_of_.erase(first.id);
-  first.wake();
+  first.wake(why);
   // The subscription stays while anyone waits, the woken one included if it
   // waits again.
   const auto still = waiters_.find(name);

@@ -81,11 +81,8 @@ TEST_CASE(
 
   const auto released = release(e.io, locks, held);
   CHECK_FALSE(released.ec);
-  CHECK(released.removed == 5);
-  for (std::size_t i = 0; i < 5; ++i) {
-    INFO("node " << i);
-    CHECK_FALSE(e.admin[i]->exists(key));
-  }
+  CHECK(released.removed >= 3);  // it completes at a quorum
+  CHECK(e.key_nowhere(key));
 }
 
 TEST_CASE("the token is 32 lowercase hex characters and fresh for every acquisition",
@@ -95,7 +92,7 @@ TEST_CASE("the token is 32 lowercase hex characters and fresh for every acquisit
 
   auto first = acquire(e.io, locks, "tokens", once());
   REQUIRE_FALSE(first.ec);
-  REQUIRE(release(e.io, locks, first.held).removed == 5);
+  REQUIRE(e.release_everywhere(locks, first.held).removed >= 3);
   auto second = acquire(e.io, locks, "tokens", once());
   REQUIRE_FALSE(second.ec);
 
@@ -104,7 +101,7 @@ TEST_CASE("the token is 32 lowercase hex characters and fresh for every acquisit
     CHECK(is_lower_hex(held->token()));
   }
   CHECK(first.held.token() != second.held.token());
-  CHECK(release(e.io, locks, second.held).removed == 5);
+  CHECK(e.release_everywhere(locks, second.held).removed >= 3);
 }
 
 TEST_CASE(
@@ -143,11 +140,11 @@ TEST_CASE(
   const auto freed = release(e.io, winner, winner_result.held);
   REQUIRE_FALSE(freed.ec);
   CHECK(freed.removed >= 3);
-  for (std::size_t i = 0; i < 5; ++i) CHECK_FALSE(e.admin[i]->exists(e.key("printer")));
+  CHECK(e.key_nowhere(e.key("printer")));
 
   auto second = acquire(e.io, loser, "printer", once());
   CHECK_FALSE(second.ec);
-  CHECK(release(e.io, loser, second.held).removed == 5);
+  CHECK(e.release_everywhere(loser, second.held).removed >= 3);
 }
 
 TEST_CASE("many concurrent acquires of one resource from several clients: exactly one success",
@@ -226,7 +223,7 @@ TEST_CASE("our lock excludes a foreign client's SET NX on every node", "[integra
     CHECK(r.type == redlock::test::admin_client::reply::kind::nil);
     CHECK(e.admin[i]->get(key) == got.held.token());
   }
-  CHECK(release(e.io, locks, got.held).removed == 5);
+  CHECK(e.release_everywhere(locks, got.held).removed >= 3);
 }
 
 TEST_CASE("a failed attempt leaves no key behind and leaves foreign keys alone", "[integration]") {
@@ -263,7 +260,7 @@ TEST_CASE("quorum with N = 3: 2 of 3 suffice so 1 stopped node is tolerated but 
   auto all_up = acquire(e.io, locks, "n3", once());
   REQUIRE_FALSE(all_up.ec);
   CHECK(count_nodes(all_up.held, status::acquired) >= 2);
-  CHECK(release(e.io, locks, all_up.held).removed == 3);
+  CHECK(e.release_everywhere(locks, all_up.held).removed >= 2);
 
   e.nodes.node(2).stop();
   auto one_down = acquire(e.io, locks, "n3-one-down", once());
@@ -293,7 +290,7 @@ TEST_CASE("quorum with N = 7: 4 of 7", "[integration]") {
   REQUIRE(got.held.nodes().size() == 7);
   CHECK(count_nodes(got.held, status::acquired) >= 4);
   REQUIRE(e.key_everywhere(e.key("n7"), got.held.token()));
-  CHECK(release(e.io, locks, got.held).removed == 7);
+  CHECK(e.release_everywhere(locks, got.held).removed >= 4);
 }
 
 TEST_CASE("invalid lock arguments fail with their own errc without touching the nodes",
@@ -384,7 +381,7 @@ TEST_CASE("an even N and N < 3 are accepted with a warning in the log", "[integr
     CHECK(locks.quorum() == 3);
     auto got = acquire(e.io, locks, "even", once());
     REQUIRE_FALSE(got.ec);
-    CHECK(release(e.io, locks, got.held).removed == 4);
+    CHECK(e.release_everywhere(locks, got.held).removed >= 3);
   }
 
   SECTION("N = 2") {
@@ -492,31 +489,19 @@ TEST_CASE("a waiter is woken by the holder's unlock long before its retry delay"
   REQUIRE_FALSE(held.ec);
 
   // Without a wake-up the second attempt would come 5 s after the first.
-  redlock::lock_options options;
-  options.ttl = 10s;
-  options.request_timeout = 2s;
-  options.retry = redlock::retry_policy::fixed(5s, 3, 0.0);
+  const auto options = waiting(5s);
   REQUIRE(options.retry.wake_on_release);
   auto waited = std::make_shared<std::optional<lock_result>>();
   waiter.async_lock("queue", options, [waited](error_code ec, redlock::lock l) {
     waited->emplace(lock_result{ec, std::move(l)});
   });
 
-  // The waiter listens once its first attempt has failed: wait for its
-  // subscription to show on every node (Redis' side, so polled).
-  const auto channel = redlock::detail::release_channel(key);
-  auto subscribers = [&](std::size_t i) {
-    const auto r = e.admin[i]->command({"PUBSUB", "NUMSUB", channel});
-    return r.elements.size() == 2 ? r.elements[1].integer : -1;
-  };
-  for (std::size_t i = 0; i < 5; ++i) {
-    INFO("node " << i);
-    REQUIRE(poll_until(e.io, [&] { return subscribers(i) >= 1; }));
-  }
+  // The waiter listens once its first attempt has failed.
+  REQUIRE(e.someone_waits_for(key));
   REQUIRE_FALSE(waited->has_value());
 
   const auto released = release(e.io, holder, held.held);
-  REQUIRE(released.removed == 5);
+  REQUIRE(released.removed >= 3);
   const auto unlocked_at = steady::now();
   run_until(e.io, [&] { return waited->has_value(); });
   const auto woken_after = steady::now() - unlocked_at;
@@ -525,4 +510,62 @@ TEST_CASE("a waiter is woken by the holder's unlock long before its retry delay"
   REQUIRE_FALSE((*waited)->ec);
   CHECK(woken_after < 1s);
   CHECK(e.key_everywhere(key, (*waited)->held.token()));
+}
+
+// One client, two waiters and the holder. The unlock hands the resource to
+// the longest waiter at once: its attempt goes out right behind the release
+// on every connection, so the holder's own fresh acquire, sent after the
+// unlock completed, finds the resource taken everywhere. The waiters' retry
+// delay (10 s) is far beyond the test's bounds: only the hand-over can have
+// woken them.
+TEST_CASE("an unlock hands the resource to the same client's longest waiter, ahead of new requests",
+          "[integration]") {
+  env e;
+  redlock::client locks(e.io.get_executor(), e.config);
+  warm_up(e.io, locks);
+  const auto key = e.key("handover");
+  auto held = acquire(e.io, locks, "handover", once());
+  REQUIRE_FALSE(held.ec);
+
+  const auto patient = waiting(10s);
+  auto first = std::make_shared<std::optional<lock_result>>();
+  auto second = std::make_shared<std::optional<lock_result>>();
+  auto set_calls = [&](std::size_t i) { return command_calls(*e.admin[i], "set"); };
+  std::vector<long long> sets_before;
+  for (std::size_t i = 0; i < 5; ++i) sets_before.push_back(set_calls(i));
+
+  locks.async_lock("handover", patient, [first](error_code ec, redlock::lock l) {
+    first->emplace(lock_result{ec, std::move(l)});
+  });
+  // The first waiter listens once its first attempt failed, and it pauses in
+  // the same step: its subscription tells us it is waiting.
+  REQUIRE(e.someone_waits_for(key));
+  locks.async_lock("handover", patient, [second](error_code ec, redlock::lock l) {
+    second->emplace(lock_result{ec, std::move(l)});
+  });
+  // The second waiter's first attempt reached every node.
+  for (std::size_t i = 0; i < 5; ++i) {
+    INFO("node " << i);
+    REQUIRE(poll_until(e.io, [&] { return set_calls(i) >= sets_before[i] + 2; }));
+  }
+  REQUIRE_FALSE(first->has_value());
+  REQUIRE_FALSE(second->has_value());
+
+  const auto start = steady::now();
+  REQUIRE_FALSE(release(e.io, locks, held.held).ec);
+  // Sent after the unlock completed: behind the first waiter's attempt.
+  CHECK(acquire(e.io, locks, "handover", once()).ec == errc::not_acquired);
+  run_until(
+      e.io, [&] { return first->has_value(); }, 5s, "the first waiter");
+  REQUIRE_FALSE((*first)->ec);
+  CHECK(e.key_everywhere(key, (*first)->held.token()));
+  CHECK_FALSE(second->has_value());
+
+  REQUIRE_FALSE(release(e.io, locks, (*first)->held).ec);
+  run_until(
+      e.io, [&] { return second->has_value(); }, 5s, "the second waiter");
+  REQUIRE_FALSE((*second)->ec);
+  CHECK(e.key_everywhere(key, (*second)->held.token()));
+  CHECK(steady::now() - start < 5s);  // far from the 10 s retry delay
+  CHECK(e.release_everywhere(locks, (*second)->held).removed >= 3);
 }

@@ -104,7 +104,7 @@ TEST_CASE("plain callbacks: lock then extend then unlock chained in handlers", "
   CHECK(r->extended->held.validity_deadline() > r->locked->held.validity_deadline());
   REQUIRE(r->unlocked);
   CHECK_FALSE(r->unlocked->ec);
-  CHECK(r->unlocked->removed == 5);
+  CHECK(r->unlocked->removed >= 3);
 }
 
 TEST_CASE("use_future: results through futures and failures as system_error", "[integration]") {
@@ -123,7 +123,7 @@ TEST_CASE("use_future: results through futures and failures as system_error", "[
   CHECK(extended.validity_deadline() > held.validity_deadline());
 
   std::future<std::size_t> unlocking = locks.async_unlock(extended, asio::use_future);
-  CHECK(get_within(e.io, unlocking) == 5);
+  CHECK(get_within(e.io, unlocking) >= 3);
 
   std::future<redlock::lock> refused = locks.async_lock("busy", once(), asio::use_future);
   wait_ready(e.io, refused);
@@ -185,7 +185,7 @@ TEST_CASE("use_awaitable: co_await in a coroutine and failures thrown as system_
   CHECK_FALSE(report->held.empty());
   CHECK(report->extended.ttl() == 20s);
   CHECK(report->extended.validity_deadline() > report->held.validity_deadline());
-  CHECK(report->removed == 5);
+  CHECK(report->removed >= 3);
   CHECK(report->refused == errc::not_acquired);
 
   // Uncaught, the failure reaches co_spawn's handler.
@@ -211,8 +211,8 @@ TEST_CASE("blocking_client: acquire extend and release with throwing and error_c
     const auto extended = blocking.extend(held, 20s);
     CHECK(extended.validity_deadline() > held.validity_deadline());
     CHECK(e.key_everywhere(e.key("blocking"), held.token()));
-    CHECK(blocking.release(extended) == 5);
-    CHECK_FALSE(e.admin[0]->exists(e.key("blocking")));
+    CHECK(blocking.release(extended) >= 3);
+    CHECK(e.key_nowhere(e.key("blocking")));
 
     try {
       blocking.acquire("busy", once());
@@ -235,7 +235,7 @@ TEST_CASE("blocking_client: acquire extend and release with throwing and error_c
     const auto extended = blocking.extend(held, 20s, ec);
     REQUIRE_FALSE(ec);
     CHECK(extended.ttl() == 20s);
-    CHECK(blocking.release(extended, ec) == 5);
+    CHECK(blocking.release(extended, ec) >= 3);
     CHECK_FALSE(ec);
 
     const auto refused = blocking.acquire("busy", once(), ec);
@@ -257,7 +257,7 @@ TEST_CASE("blocking_client: acquire extend and release with throwing and error_c
         for (int i = 0; i < rounds; ++i) {
           error_code ec;
           const auto held = blocking.acquire(fmt::format("thread-{}-{}", t, i), once(5s), ec);
-          if (ec || blocking.release(held, ec) != 5 || ec) ++failures[t];
+          if (ec || blocking.release(held, ec) < 3 || ec) ++failures[t];
         }
       });
     }
@@ -339,7 +339,7 @@ TEST_CASE("handlers run on their associated executor", "[integration]") {
     REQUIRE_FALSE(extended->ec);
     auto unlocked = on_strand([&](auto h) { locks.async_unlock(extended->held, std::move(h)); });
     CHECK_FALSE(unlocked->ec);
-    CHECK(unlocked->removed == 5);
+    CHECK(unlocked->removed >= 3);
     // Failures too, including those decided without touching a node.
     auto invalid = on_strand([&](auto h) { locks.async_lock("", {}, std::move(h)); });
     CHECK(invalid->ec == errc::empty_resource);

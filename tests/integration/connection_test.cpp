@@ -55,10 +55,11 @@ TEST_CASE("200 concurrent locks from one client share a single connection per no
   }
   run_until(e.io, [&] { return unlocked->size() == count; });
   std::size_t fully_removed = 0;
-  for (const auto& r : *unlocked) fully_removed += !r.ec && r.removed == 5 ? 1 : 0;
+  // Each unlock completes at a quorum; the last deletes follow.
+  for (const auto& r : *unlocked) fully_removed += !r.ec && r.removed >= 3 ? 1 : 0;
   CHECK(fully_removed == count);
   for (std::size_t i = 0; i < 5; ++i) {
-    CHECK(e.admin[i]->keys(e.config.key_prefix + "*").empty());
+    CHECK(poll_until(e.io, [&] { return e.admin[i]->keys(e.config.key_prefix + "*").empty(); }));
     CHECK(info_field(*e.admin[i], "stats", "total_connections_received") ==
           connections_before[i] + 1);
   }
@@ -84,9 +85,9 @@ TEST_CASE("a late reply to a timed-out request is never taken for a later reques
     INFO("A: " << describe_nodes(a.held));
     REQUIRE_FALSE(a.ec);
     REQUIRE(a.held.nodes()[0].state != status::acquired);
-    const auto released = release(e.io, locks, a.held);  // waits out node 0's timeout
+    const auto released = release(e.io, locks, a.held);  // at a quorum of nodes 1 to 4
     CHECK_FALSE(released.ec);
-    CHECK(released.removed == 4);
+    CHECK(released.removed >= 3);
     e.nodes.node(0).resume();
   };
 

@@ -98,6 +98,32 @@ TEST_CASE("3 of 5 nodes paused: quorum_unreachable after one request timeout", "
   }
 }
 
+TEST_CASE("unlock completes at a quorum of deletions without waiting for a paused node",
+          "[integration]") {
+  env e;
+  redlock::client locks(e.io.get_executor(), e.config);
+  warm_up(e.io, locks);
+  const auto key = e.key("unlock-paused");
+  auto got = acquire(e.io, locks, "unlock-paused", once(10s));
+  REQUIRE_FALSE(got.ec);
+  REQUIRE(e.key_everywhere(key, got.held.token()));
+
+  // With a 10 s TTL the unlock's request timeout is 500 ms; the paused node
+  // would make an unlock that waits for every node take all of it.
+  e.nodes.node(0).pause();
+  const auto start = steady::now();
+  const auto released = release(e.io, locks, got.held);
+  const auto elapsed = steady::now() - start;
+  INFO("elapsed " << std::chrono::duration_cast<milliseconds>(elapsed).count() << " ms");
+  CHECK_FALSE(released.ec);
+  CHECK(released.removed >= 3);
+  CHECK(released.removed <= 4);
+  CHECK(elapsed < 400ms);
+  // Still queued on the client's connection to node 0: it runs once thawed.
+  e.nodes.node(0).resume();
+  CHECK(e.key_nowhere(key));
+}
+
 TEST_CASE("a node paused past the request timeout does not block acquisition and its key expires",
           "[integration]") {
   env e;
@@ -120,7 +146,7 @@ TEST_CASE("a node paused past the request timeout does not block acquisition and
 
   const auto released = release(e.io, locks, got.held);
   CHECK_FALSE(released.ec);
-  CHECK(released.removed == 4);
+  CHECK(released.removed >= 3);  // at a quorum, without waiting for node 0
 
   // Thawed, node 0 runs the late SET (with its PX) and the release. The key
   // may show up for a moment, but always with a TTL, and it goes.
@@ -151,21 +177,23 @@ TEST_CASE("a restarted node is used again once the client has reconnected", "[in
   INFO(describe_nodes(during.held));
   REQUIRE_FALSE(during.ec);
   CHECK(during.held.nodes()[2].state != status::acquired);
-  CHECK(release(e.io, locks, during.held).removed == 4);
+  CHECK(release(e.io, locks, during.held).removed >= 3);
 
   e.nodes.node(2).restart();
 
   // The client reconnects with backoff; new locks reach node 2 again once
-  // it has. Try a fresh resource every 20 ms until one was set and
-  // released on all five nodes.
+  // it has. Try a fresh resource every 20 ms until one was set on node 2.
   const auto deadline = steady::now() + 5s;
-  std::size_t removed = 0;
-  for (int round = 0; removed != 5; ++round) {
+  for (int round = 0;; ++round) {
     REQUIRE(steady::now() < deadline);
-    auto got = acquire(e.io, locks, "after-restart-" + std::to_string(round), once());
+    const auto resource = "after-restart-" + std::to_string(round);
+    auto got = acquire(e.io, locks, resource, once());
     REQUIRE_FALSE(got.ec);
-    removed = release(e.io, locks, got.held).removed;
-    if (removed != 5) wait_on_timer(e.io, 20ms);
+    const bool on_node_2 = poll_until(
+        e.io, [&] { return e.admin[2]->get(e.key(resource)) == got.held.token(); }, 100ms);
+    CHECK(e.release_everywhere(locks, got.held).removed >= 3);
+    if (on_node_2) break;
+    wait_on_timer(e.io, 20ms);
   }
 
   // Now a lock that cannot succeed without node 2's vote.
@@ -203,10 +231,10 @@ TEST_CASE("after SCRIPT FLUSH on every node extend and unlock still work through
 
   const auto released = release(e.io, locks, extended.held);
   CHECK_FALSE(released.ec);
-  CHECK(released.removed == 5);
+  CHECK(released.removed >= 3);
+  CHECK(e.key_nowhere(key));
   for (std::size_t i = 0; i < 5; ++i) {
     INFO("node " << i);
-    CHECK_FALSE(e.admin[i]->exists(key));
     CHECK(command_calls(*e.admin[i], "eval") >= 1);  // the fallback ran
   }
 }
@@ -243,7 +271,7 @@ TEST_CASE("a password the nodes refuse fails with authentication_failed and the 
     auto got = acquire(e.io, locks, "secret", once());
     REQUIRE_FALSE(got.ec);
     REQUIRE(e.key_everywhere(e.key("secret"), got.held.token()));
-    CHECK(release(e.io, locks, got.held).removed == 5);
+    CHECK(e.release_everywhere(locks, got.held).removed >= 3);
   }
 
   SECTION("ACL user") {
@@ -264,8 +292,8 @@ TEST_CASE("a password the nodes refuse fails with authentication_failed and the 
       // user no pub/sub channels): the unlock must work with those.
       const auto released = release(e.io, locks, got.held);
       CHECK_FALSE(released.ec);
-      CHECK(released.removed == 5);
-      for (std::size_t i = 0; i < 5; ++i) CHECK_FALSE(e.admin[i]->exists(e.key("acl")));
+      CHECK(released.removed >= 3);
+      CHECK(e.key_nowhere(e.key("acl")));
     }
 
     SECTION("with a wrong password") {
@@ -297,8 +325,10 @@ TEST_CASE("node_config.database selects the database the key lands in", "[integr
     CHECK_FALSE(e.admin[i]->exists(key));  // not in db 0
   }
 
-  CHECK(release(e.io, locks, got.held).removed == 5);
-  for (std::size_t i = 0; i < 5; ++i) CHECK_FALSE(db3[i]->exists(key));
+  CHECK(release(e.io, locks, got.held).removed >= 3);
+  for (std::size_t i = 0; i < 5; ++i) {
+    CHECK(poll_until(e.io, [&] { return !db3[i]->exists(key); }));
+  }
 }
 
 TEST_CASE(
@@ -330,14 +360,17 @@ TEST_CASE(
 
   // Thawed, the node is reconnected and takes part again.
   e.nodes.node(0).resume();
-  CHECK(release(e.io, locks, got.held).removed >= 4);
+  CHECK(release(e.io, locks, got.held).removed >= 3);
   const auto deadline = steady::now() + 5s;
-  std::size_t removed = 0;
-  for (int round = 0; removed != 5; ++round) {
+  for (int round = 0;; ++round) {
     REQUIRE(steady::now() < deadline);
-    auto again = acquire(e.io, locks, "silent-" + std::to_string(round), once());
+    const auto resource = "silent-" + std::to_string(round);
+    auto again = acquire(e.io, locks, resource, once());
     REQUIRE_FALSE(again.ec);
-    removed = release(e.io, locks, again.held).removed;
-    if (removed != 5) wait_on_timer(e.io, 20ms);
+    const bool on_node_0 = poll_until(
+        e.io, [&] { return e.admin[0]->get(e.key(resource)) == again.held.token(); }, 100ms);
+    CHECK(e.release_everywhere(locks, again.held).removed >= 3);
+    if (on_node_0) break;
+    wait_on_timer(e.io, 20ms);
   }
 }

@@ -37,7 +37,7 @@ TEST_CASE("extend moves the validity deadline and the nodes' TTL forward", "[int
     CHECK(pttl > 19000);
     CHECK(pttl <= 20000);
   }
-  CHECK(release(e.io, locks, extended.held).removed == 5);
+  CHECK(e.release_everywhere(locks, extended.held).removed >= 3);
 }
 
 TEST_CASE("extending an expired lock fails with lock_expired and leaves the nodes untouched",
@@ -80,7 +80,7 @@ TEST_CASE("extend with an invalid TTL fails with invalid_ttl", "[integration]") 
   REQUIRE_FALSE(got.ec);
   CHECK(extend(e.io, locks, got.held, 0ms).ec == errc::invalid_ttl);
   CHECK(extend(e.io, locks, got.held, 2ms).ec == errc::ttl_within_drift);
-  CHECK(release(e.io, locks, got.held).removed == 5);
+  CHECK(e.release_everywhere(locks, got.held).removed >= 3);
 }
 
 TEST_CASE("extend after the key was deleted on 3 of 5 nodes fails with lock_lost",

@@ -67,6 +67,7 @@ struct fault_proxy::impl {
   // Only touched on the proxy's thread.
   delay request_delay{};
   delay reply_delay{};
+  steady::duration batch_window{};
   bool replies_held = false;
   partition_mode mode = partition_mode::none;
   bool refusing = false;
@@ -159,7 +160,8 @@ class fault_proxy::impl::session : public std::enable_shared_from_this<session> 
   };
 
   struct direction {
-    direction(asio::io_context& io, bool upstream) : upstream(upstream), timer(io) {}
+    direction(asio::io_context& io, bool upstream)
+        : upstream(upstream), timer(io), read_pause(io) {}
     const bool upstream;  ///< client -> server
     std::deque<chunk> queue;
     std::string writing;  ///< The buffer of the write in flight.
@@ -168,6 +170,7 @@ class fault_proxy::impl::session : public std::enable_shared_from_this<session> 
     asio::steady_timer timer;
     std::optional<steady::time_point> timer_at;
     std::uint64_t timer_generation = 0;
+    asio::steady_timer read_pause;  ///< With a batch window: reads at most once per window.
     std::array<char, 16 * 1024> buffer{};
   };
 
@@ -210,7 +213,13 @@ class fault_proxy::impl::session : public std::enable_shared_from_this<session> 
           {steady::now(), owner_.jitter_share(), std::string(d.buffer.data(), n), false});
       pump(d);
     }
-    if (!closed_) read(d);
+    if (closed_) return;
+    if (owner_.batch_window == steady::duration::zero()) return read(d);
+    // Let bytes gather in the kernel for a window, then take them in one read.
+    d.read_pause.expires_after(owner_.batch_window);
+    d.read_pause.async_wait([self = shared_from_this(), &d](error_code ec) {
+      if (!ec && !self->closed_) self->read(d);
+    });
   }
 
   steady::time_point due(const direction& d, const chunk& c) const {
@@ -229,7 +238,7 @@ class fault_proxy::impl::session : public std::enable_shared_from_this<session> 
       chunk& c = d.queue.front();
       const auto at = due(d, c);
       if (at > now) {
-        arm(d, at);
+        arm(d, at + owner_.batch_window);
         break;
       }
       if (c.eof) {
@@ -295,6 +304,7 @@ class fault_proxy::impl::session : public std::enable_shared_from_this<session> 
     server_.close(ignored);
     for (direction* d : {&up_, &down_}) {
       d->timer.cancel();
+      d->read_pause.cancel();
       d->queue.clear();
     }
     owner_.forget(this);
@@ -460,6 +470,15 @@ void fault_proxy::set_reply_delay(delay d) {
   check_delay(d);
   impl_->run_sync([this, d] {
     impl_->reply_delay = d;
+    impl_->pump_all();
+  });
+}
+
+void fault_proxy::set_batch_window(std::chrono::microseconds window) {
+  if (window.count() < 0)
+    throw std::invalid_argument("fault_proxy: a batch window cannot be negative");
+  impl_->run_sync([this, window] {
+    impl_->batch_window = window;
     impl_->pump_all();
   });
 }

@@ -48,6 +48,14 @@ class fault_proxy {
   };
   void set_request_delay(delay d);  ///< client -> server
   void set_reply_delay(delay d);    ///< server -> client
+  /// Batching: each connection reads at most once per `window` per direction,
+  /// and delayed chunks that fall due within `window` of the first one leave
+  /// together in one write; so every byte is up to about two windows late.
+  /// A real slow link costs this machine no CPU; this keeps a busy simulated
+  /// one cheap (a few wake-ups per window, not several per command).
+  /// Default 0: read at once, every chunk leaves on time.
+  /// Throws std::invalid_argument on a negative window.
+  void set_batch_window(std::chrono::microseconds window);
 
   /// While on, replies are kept in the proxy, not delivered; turning it off
   /// delivers them in order (subject to the reply delay).

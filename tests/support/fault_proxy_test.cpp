@@ -443,6 +443,33 @@ TEST_CASE("fault_proxy: jitter keeps the byte order", "[support][proxy]") {
   CHECK(r.data == expected);
 }
 
+TEST_CASE("fault_proxy: a batch window keeps order and delays, and bounds the lateness",
+          "[support][proxy]") {
+  proxied_server s;
+  fault_proxy& proxy = *s.proxy;
+  proxy.set_batch_window(std::chrono::microseconds(5000));
+  proxy.set_reply_delay({milliseconds(20), milliseconds(0)});
+  raw_client c(proxy.port());
+  std::string expected;
+  constexpr int count = 40;
+  const auto start = steady::now();
+  for (int i = 1; i <= count; ++i) {
+    REQUIRE(c.send(resp({"INCR", "n"})));  // one write (one chunk) each
+    expected += ":" + std::to_string(i) + "\r\n";
+  }
+  const auto r = c.receive(expected.size());
+  const auto elapsed = steady::now() - start;
+  CHECK(r.how == raw_client::end::complete);
+  CHECK(r.data == expected);
+  CHECK(elapsed >= milliseconds(20));
+  CHECK(elapsed < milliseconds(20) + std::chrono::seconds(1));  // not lost in a window
+
+  proxy.set_batch_window(std::chrono::microseconds(0));
+  proxy.set_reply_delay({});
+  CHECK(c.round_trip(resp({"PING"}), pong.size()) == pong);
+  CHECK_THROWS_AS(proxy.set_batch_window(std::chrono::microseconds(-1)), std::invalid_argument);
+}
+
 TEST_CASE("fault_proxy: a new delay applies to bytes already queued", "[support][proxy]") {
   proxied_server s;
   fault_proxy& proxy = *s.proxy;

@@ -37,12 +37,13 @@ TEST_CASE("binary-safe arguments keep their length", "[unit][commands]") {
 
 TEST_CASE("release and extend go out as EVALSHA, or EVAL after NOSCRIPT", "[unit][commands]") {
   const auto& sha = release_script().sha1;
-  CHECK(release_command("k", "t", "c") == "*6\r\n$7\r\nEVALSHA\r\n$40\r\n" + sha +
-                                              "\r\n$1\r\n1\r\n$1\r\nk\r\n$1\r\nt\r\n$1\r\nc\r\n");
+  CHECK(release_command("k", "t", "c", "me") ==
+        "*7\r\n$7\r\nEVALSHA\r\n$40\r\n" + sha +
+            "\r\n$1\r\n1\r\n$1\r\nk\r\n$1\r\nt\r\n$1\r\nc\r\n$2\r\nme\r\n");
   // An empty channel: release without announcing it.
-  CHECK(release_command("k", "t", "").ends_with("$1\r\nt\r\n$0\r\n\r\n"));
-  const auto eval = release_command("k", "t", "c", script_call::eval);
-  CHECK(eval.starts_with("*6\r\n$4\r\nEVAL\r\n"));
+  CHECK(release_command("k", "t", "", "me").ends_with("$1\r\nt\r\n$0\r\n\r\n$2\r\nme\r\n"));
+  const auto eval = release_command("k", "t", "c", "me", script_call::eval);
+  CHECK(eval.starts_with("*7\r\n$4\r\nEVAL\r\n"));
   CHECK(eval.find(std::string(release_script().body)) != std::string::npos);
 
   const auto extend = extend_command("k", "t", 2500ms);

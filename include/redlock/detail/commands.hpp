@@ -15,8 +15,8 @@ struct lua_script {
 };
 
 /// Deletes KEYS[1] only while it holds ARGV[1] (our token) and then, if
-/// ARGV[2] is not empty, publishes on channel ARGV[2] to wake waiters;
-/// returns 1 or 0.
+/// ARGV[2] is not empty, publishes ARGV[3] (the releasing client's id) on
+/// channel ARGV[2] to wake waiters; returns 1 or 0.
 const lua_script& release_script();
 /// Sets KEYS[1] to expire in ARGV[2] ms only while it holds ARGV[1]; returns 1 or 0.
 const lua_script& extend_script();
@@ -32,8 +32,10 @@ std::string acquire_command(std::string_view key, std::string_view token,
 enum class script_call { evalsha, eval };
 
 /// `channel` empty: release without waking anyone (undoing a failed attempt).
+/// `releaser`: the message published, so a client can tell its own releases
+/// (which it hands over to its waiters at once) from others'.
 std::string release_command(std::string_view key, std::string_view token, std::string_view channel,
-                            script_call how = script_call::evalsha);
+                            std::string_view releaser, script_call how = script_call::evalsha);
 /// The pub/sub channel on which the release of `key` is announced.
 std::string release_channel(std::string_view key);
 std::string extend_command(std::string_view key, std::string_view token,

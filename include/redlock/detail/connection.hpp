@@ -61,12 +61,16 @@ class connection : public std::enable_shared_from_this<connection> {
   /// Pub/sub: writes a command whose answer comes as a push (SUBSCRIBE);
   /// dropped unless ready(), so call it again from the on_ready handler.
   void send_unanswered(std::string_view command);
-  /// Receives each push as (kind, channel), e.g. ("message", channel).
-  void on_push(unique_function<void(std::string_view, std::string_view)> handler);
+  /// Receives each push as (kind, channel, payload), e.g. ("message",
+  /// channel, message); payload is empty for pushes without one.
+  using push_handler = unique_function<void(std::string_view, std::string_view, std::string_view)>;
+  void on_push(push_handler handler);
   /// Called each time the connection (re)becomes ready.
   void on_ready(unique_function<void()> handler);
 
   bool ready() const noexcept { return state_ == state::ready; }
+  /// Commands sent and not yet answered: a slow node's backlog grows.
+  std::size_t backlog() const noexcept { return awaiting_reply_.size() + not_connected_.size(); }
   const node_config& node() const noexcept { return node_; }
 
  private:
@@ -114,7 +118,7 @@ class connection : public std::enable_shared_from_this<connection> {
   std::deque<waiting_command> not_connected_;  ///< Sent before the connection was ready.
   std::vector<char> read_buffer_;
   std::unique_ptr<redisReader, void (*)(redisReader*)> reader_;
-  unique_function<void(std::string_view, std::string_view)> push_handler_;
+  push_handler push_handler_;
   unique_function<void()> ready_handler_;
   bool warned_push_error_ = false;
 };

@@ -1,7 +1,8 @@
 // Wakes acquirers waiting for a resource when its holder releases it: the
 // release script publishes on a per-key channel on every node, and one
 // subscriber connection per node (opened on first use, shared by every
-// waiter of the client) listens.
+// waiter of the client) listens. A release by this same client is handed
+// over at once, without the round trip through Redis.
 #pragma once
 
 #include <redlock/detail/connection.hpp>
@@ -19,15 +20,30 @@ class wakeup_hub {
  public:
   using waiter_id = std::uint64_t;
 
+  /// `self`: this client's id, the payload of its own release messages.
   wakeup_hub(strand_type strand, const std::vector<node_config>& nodes,
-             connection_settings settings);
+             connection_settings settings, std::string self);
 
-  /// Calls `wake` once, on the strand, when a release of `key` is published
-  /// on a node and this waiter is first in line, unless cancel() comes
-  /// first. Each message wakes one waiter, the lowest `ticket` (the one
-  /// waiting longest): no stampede of this client's waiters, and first come
-  /// first served among them. Subscribes on first interest.
-  waiter_id wait(const std::string& key, std::uint64_t ticket, unique_function<void()> wake);
+  /// How a waiter learnt of a release.
+  enum class wake_reason {
+    /// This client released the key: its release commands are already queued
+    /// on every connection, so an attempt sent now runs right after them.
+    released_here,
+    /// Another client's release, published on a node.
+    announced,
+  };
+
+  /// Calls `wake` once, on the strand, when `key` is released and this
+  /// waiter is first in line, unless cancel() comes first. Each release
+  /// event wakes one waiter, the lowest `ticket` (the one waiting longest):
+  /// no stampede of this client's waiters, and first come first served
+  /// among them. Subscribes on first interest.
+  waiter_id wait(const std::string& key, std::uint64_t ticket,
+                 unique_function<void(wake_reason)> wake);
+  /// This client has just queued the release of `key` on every connection:
+  /// wakes the first waiter of `key`, if any. Messages carrying our own id
+  /// are then ignored (this was their hand-over).
+  void released_here(const std::string& key);
   /// A place in line, kept by a waiter across its attempts.
   std::uint64_t take_ticket() noexcept { return next_ticket_++; }
   /// Forgets a waiter; the last waiter of a key unsubscribes.
@@ -38,10 +54,10 @@ class wakeup_hub {
   struct waiter {
     waiter_id id;
     std::uint64_t ticket;
-    unique_function<void()> wake;
+    unique_function<void(wake_reason)> wake;
   };
 
-  void on_message(std::string_view channel);
+  void on_message(std::string_view channel, wake_reason why);
   void subscribe_all(connection& node);
   void send_to_all(const std::string& command);
   void drop_key(const std::string& channel);
@@ -49,6 +65,7 @@ class wakeup_hub {
   strand_type strand_;
   std::vector<node_config> nodes_;
   connection_settings settings_;
+  std::string self_;
   std::vector<std::shared_ptr<connection>> subscribers_;  ///< Empty until the first wait.
   /// By channel, in ticket order.
   std::unordered_map<std::string, std::vector<waiter>> waiters_;
