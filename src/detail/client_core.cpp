@@ -5,8 +5,6 @@
 #include <redlock/config.hpp>
 #include <redlock/detail/random.hpp>
 
-#include <algorithm>
-
 namespace redlock::detail {
 
 client_core::client_core(boost::asio::any_io_executor executor, client_config config)
@@ -60,11 +58,14 @@ std::string client_core::key_for(std::string_view resource) const {
 }
 
 node_order client_core::fan_out_order() const {
-  node_order order(size());
-  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [this](std::size_t a, std::size_t b) {
-    return connections_[a]->backlog() < connections_[b]->backlog();
-  });
+  // Insertion sort: stable, and no allocation for a handful of nodes.
+  node_order order;
+  for (std::size_t i = 0; i < size(); ++i) {
+    const auto backlog = connections_[i]->backlog();
+    auto at = order.end();
+    while (at != order.begin() && connections_[*(at - 1)]->backlog() > backlog) --at;
+    order.insert(at, i);
+  }
   return order;
 }
 

@@ -1,12 +1,8 @@
 #include <redlock/detail/commands.hpp>
 #include <redlock/detail/sha1.hpp>
 
-#include <hiredis.h>
-
 #include <array>
 #include <charconv>
-#include <cstdlib>
-#include <new>
 
 namespace redlock::detail {
 namespace {
@@ -54,20 +50,20 @@ const lua_script& extend_script() {
 }
 
 std::string format_command(std::initializer_list<std::string_view> args) {
-  std::array<const char*, 8> argv{};
-  std::array<std::size_t, 8> lengths{};
-  std::size_t argc = 0;
+  // RESP: *<argc>\r\n then $<length>\r\n<bytes>\r\n per argument. Sized
+  // first, so the command is one allocation (this is on every lock's path).
+  const decimal argc(static_cast<long long>(args.size()));
+  std::size_t size = 1 + argc.view().size() + 2;
   for (auto arg : args) {
-    argv.at(argc) = arg.data();
-    lengths.at(argc) = arg.size();
-    ++argc;
+    size += 1 + decimal(static_cast<long long>(arg.size())).view().size() + 2 + arg.size() + 2;
   }
-  char* formatted = nullptr;
-  const int size =
-      redisFormatCommandArgv(&formatted, static_cast<int>(argc), argv.data(), lengths.data());
-  if (size < 0 || formatted == nullptr) throw std::bad_alloc();
-  std::string command(formatted, static_cast<std::size_t>(size));
-  redisFreeCommand(formatted);
+  std::string command;
+  command.reserve(size);
+  command.append("*").append(argc.view()).append("\r\n");
+  for (auto arg : args) {
+    const decimal length(static_cast<long long>(arg.size()));
+    command.append("$").append(length.view()).append("\r\n").append(arg).append("\r\n");
+  }
   return command;
 }
 

@@ -49,12 +49,8 @@ void extend_op::run() {
   auto self = shared_from_this();
   const auto key = core_->key_for(held_.resource());
   const auto command = extend_command(key, held_.token(), ttl_);
-  const auto eval = std::make_shared<const std::function<std::string()>>(
-      [key, token = held_.token(), ttl = ttl_] {
-        return extend_command(key, token, ttl, script_call::eval);
-      });
   for (const auto i : core_->fan_out_order()) {
-    send_script(core_->node(i), command, eval,
+    send_script(core_->node(i), command, self,
                 [self, i](error_code ec, const reply& r) { self->on_reply(i, ec, r); });
   }
   timer_.expires_at(
@@ -62,6 +58,10 @@ void extend_op::run() {
   timer_.async_wait([self](error_code ec) {
     if (!ec && !self->finished_) self->settle(self->fsm_.on_timeout(clock::now()));
   });
+}
+
+std::string extend_op::eval_form() const {
+  return extend_command(core_->key_for(held_.resource()), held_.token(), ttl_, script_call::eval);
 }
 
 void extend_op::on_reply(std::size_t node, error_code ec, const reply& r) {

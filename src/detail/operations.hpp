@@ -7,21 +7,28 @@
 #include <redlock/detail/commands.hpp>
 #include <redlock/detail/quorum_fsm.hpp>
 
-#include <functional>
-
 namespace redlock::detail {
 
-/// Builds the EVAL form of a script call, shared by all nodes of one operation.
-using eval_builder = std::shared_ptr<const std::function<std::string()>>;
+/// An operation that runs a script: it can build the EVAL form of its call,
+/// needed only when a node's script cache was flushed.
+class script_operation {
+ public:
+  virtual std::string eval_form() const = 0;
+
+ protected:
+  ~script_operation() = default;
+};
 
 /// Sends an EVALSHA command to `node`; on NOSCRIPT (the node's script cache
-/// was flushed) sends the EVAL form instead.
-void send_script(connection& node, std::string_view evalsha, const eval_builder& eval,
-                 connection::callback done);
+/// was flushed) sends `op`'s EVAL form instead.
+void send_script(connection& node, std::string_view evalsha,
+                 std::shared_ptr<const script_operation> op, connection::callback done);
 
 /// Runs the release script for one token on the nodes and counts the
 /// answers.
-class release_op final : public abortable, public std::enable_shared_from_this<release_op> {
+class release_op final : public abortable,
+                         public script_operation,
+                         public std::enable_shared_from_this<release_op> {
  public:
   struct result {
     std::size_t removed = 0;   ///< Nodes where our key was deleted.
@@ -48,6 +55,7 @@ class release_op final : public abortable, public std::enable_shared_from_this<r
   ~release_op();
   void run();
   void abort() override;
+  std::string eval_form() const override;
 
  private:
   void on_reply(std::size_t node, error_code ec, const reply& r);
@@ -106,13 +114,16 @@ class acquire_op final : public abortable, public std::enable_shared_from_this<a
 };
 
 /// client::async_extend.
-class extend_op final : public abortable, public std::enable_shared_from_this<extend_op> {
+class extend_op final : public abortable,
+                        public script_operation,
+                        public std::enable_shared_from_this<extend_op> {
  public:
   extend_op(std::shared_ptr<client_core> core, lock held, milliseconds ttl,
             completion<error_code, lock> done);
   ~extend_op();
   void run();
   void abort() override;
+  std::string eval_form() const override;
 
  private:
   void on_reply(std::size_t node, error_code ec, const reply& r);

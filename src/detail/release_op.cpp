@@ -20,14 +20,10 @@ release_op::~release_op() { core_->withdraw(this); }
 void release_op::run() {
   auto self = shared_from_this();
   const auto command = release_command(key_, token_, channel_, core_->id());
-  const auto eval = std::make_shared<const std::function<std::string()>>([self] {
-    return release_command(self->key_, self->token_, self->channel_, self->core_->id(),
-                           script_call::eval);
-  });
   for (const auto i : core_->fan_out_order()) {
     if (!plan_.send[i]) continue;
     if (plan_.await[i]) ++outstanding_;
-    send_script(core_->node(i), command, eval,
+    send_script(core_->node(i), command, self,
                 [self, i](error_code ec, const reply& r) { self->on_reply(i, ec, r); });
   }
   if (outstanding_ == 0) {
@@ -52,6 +48,10 @@ void release_op::on_reply(std::size_t node, error_code ec, const reply& r) {
 }
 
 void release_op::abort() { finish(); }
+
+std::string release_op::eval_form() const {
+  return release_command(key_, token_, channel_, core_->id(), script_call::eval);
+}
 
 void release_op::finish() {
   if (!done_) return;

@@ -3,7 +3,12 @@
 #include <redlock/detail/reply.hpp>
 #include <redlock/detail/sha1.hpp>
 
+#include <hiredis.h>
 #include <catch2/catch.hpp>
+
+#include <string>
+#include <string_view>
+#include <vector>
 
 using namespace std::chrono_literals;
 using namespace redlock::detail;
@@ -78,4 +83,40 @@ TEST_CASE("error replies are classified", "[unit][reply]") {
   CHECK_FALSE(is_noscript(other));
   reply ok{reply::kind::status, 0, "OK"};
   CHECK(ok.is_ok());
+}
+
+// Our RESP encoder must produce exactly what hiredis' reference formatter
+// does, for empty, binary and long arguments too.
+TEST_CASE("format_command matches hiredis' formatter byte for byte", "[unit][commands]") {
+  const std::string binary("a\0b\r\nc", 7);
+  const std::string long_arg(100000, 'x');
+  const std::vector<std::vector<std::string_view>> cases = {
+      {"PING"}, {"SET", "k", "", "NX"}, {"SET", binary, long_arg}, {"EVALSHA", "0123", "1", "k"}};
+  for (const auto& args : cases) {
+    std::vector<const char*> argv;
+    std::vector<std::size_t> lengths;
+    for (auto a : args) {
+      argv.push_back(a.data());
+      lengths.push_back(a.size());
+    }
+    char* reference = nullptr;
+    const int size = redisFormatCommandArgv(&reference, static_cast<int>(args.size()), argv.data(),
+                                            lengths.data());
+    REQUIRE(size > 0);
+    const std::string expected(reference, static_cast<std::size_t>(size));
+    redisFreeCommand(reference);
+    std::string ours;
+    switch (args.size()) {
+      case 1:
+        ours = format_command({args[0]});
+        break;
+      case 3:
+        ours = format_command({args[0], args[1], args[2]});
+        break;
+      case 4:
+        ours = format_command({args[0], args[1], args[2], args[3]});
+        break;
+    }
+    CHECK(ours == expected);
+  }
 }
