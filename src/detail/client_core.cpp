@@ -6,6 +6,26 @@
 #include <redlock/detail/random.hpp>
 
 namespace redlock::detail {
+namespace {
+
+/// Corks every connection for a scope, so what it sends leaves in one write per node.
+class corked {
+ public:
+  explicit corked(const std::vector<std::shared_ptr<connection>>& connections)
+      : connections_(connections) {
+    for (const auto& c : connections_) c->cork();
+  }
+  ~corked() {
+    for (const auto& c : connections_) c->uncork();
+  }
+  corked(const corked&) = delete;
+  corked& operator=(const corked&) = delete;
+
+ private:
+  const std::vector<std::shared_ptr<connection>>& connections_;
+};
+
+}  // namespace
 
 client_core::client_core(boost::asio::any_io_executor executor, client_config config)
     : strand_(boost::asio::make_strand(executor)),
@@ -91,9 +111,11 @@ void client_core::release(redlock::lock held, completion<error_code, std::size_t
             r.answered >= quorum_of(size()) ? error_code{} : error_code(errc::quorum_unreachable);
         done(ec, r.removed);
       });
-  op->run();
   // Our waiters for this key need not wait for the announcement: an attempt
-  // sent now follows the release on every connection.
+  // sent now follows the release on every connection. Corked, the release
+  // and that attempt leave in one write per node.
+  const corked batch(connections_);
+  op->run();
   wakeups_.released_here(key);
 }
 

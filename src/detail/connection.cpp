@@ -190,7 +190,14 @@ void connection::enqueue_write(std::string_view command, callback done) {
   }
   pending_output_.append(command);
   awaiting_reply_.push_back(std::move(done));
-  if (!write_in_flight_) write();
+  if (!write_in_flight_ && corked_ == 0) write();
+}
+
+void connection::uncork() {
+  if (corked_ > 0) --corked_;
+  if (corked_ == 0 && state_ == state::ready && !write_in_flight_ && !pending_output_.empty()) {
+    write();
+  }
 }
 
 void connection::watch_for_stall() {
@@ -220,7 +227,7 @@ void connection::write() {
         if (generation != generation_) return;
         write_in_flight_ = false;
         if (ec) return fail(ec);
-        if (!pending_output_.empty()) write();
+        if (!pending_output_.empty() && corked_ == 0) write();
       });
 }
 

@@ -57,6 +57,10 @@ class connection : public std::enable_shared_from_this<connection> {
   void send(std::string_view command, callback done);
   /// Closes for good; everything pending fails with errc::connection_closed.
   void shutdown();
+  /// While corked, commands queue without being written; uncork() writes
+  /// everything queued in one write. Nests.
+  void cork() noexcept { ++corked_; }
+  void uncork();
 
   /// Pub/sub: writes a command whose answer comes as a push (SUBSCRIBE);
   /// dropped unless ready(), so call it again from the on_ready handler.
@@ -114,6 +118,7 @@ class connection : public std::enable_shared_from_this<connection> {
   std::string pending_output_;  ///< Commands queued while a write is in flight.
   std::string writing_;         ///< The buffer being written.
   bool write_in_flight_ = false;
+  unsigned corked_ = 0;
   std::deque<callback> awaiting_reply_;        ///< One per command written or queued, in order.
   std::deque<waiting_command> not_connected_;  ///< Sent before the connection was ready.
   std::vector<char> read_buffer_;

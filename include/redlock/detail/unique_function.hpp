@@ -52,9 +52,9 @@ class unique_function<R(Args...)> {
   static constexpr std::size_t inline_size = 6 * sizeof(void*);
 
   template <class D>
-  static constexpr bool stored_inline = sizeof(D) <= inline_size &&
-                                        alignof(D) <= alignof(std::max_align_t) &&
-                                        std::is_nothrow_move_constructible_v<D>;
+  static constexpr bool stored_inline =
+      sizeof(D) <= inline_size &&
+      alignof(D) <= alignof(std::max_align_t) && std::is_nothrow_move_constructible_v<D>;
 
   struct operations {
     R (*call)(unsigned char* storage, Args&&... args);
