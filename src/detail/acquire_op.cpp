@@ -50,7 +50,7 @@ void acquire_op::attempt() {
   // Elapsed time counts from before the first send.
   const auto start = clock::now();
   fsm_.start(start);
-  for (const auto i : core_->fan_out_order()) {
+  for (std::size_t i = 0; i < core_->size(); ++i) {
     core_->node(i).send(command, [self, attempt, i](error_code ec, const reply& r) {
       self->on_reply(attempt, i, ec, r);
     });

@@ -77,18 +77,6 @@ std::string client_core::key_for(std::string_view resource) const {
   return key;
 }
 
-node_order client_core::fan_out_order() const {
-  // Insertion sort: stable, and no allocation for a handful of nodes.
-  node_order order;
-  for (std::size_t i = 0; i < size(); ++i) {
-    const auto backlog = connections_[i]->backlog();
-    auto at = order.end();
-    while (at != order.begin() && connections_[*(at - 1)]->backlog() > backlog) --at;
-    order.insert(at, i);
-  }
-  return order;
-}
-
 void client_core::acquire(std::string resource, lock_options options,
                           completion<error_code, redlock::lock> done) {
   std::make_shared<acquire_op>(shared_from_this(), std::move(resource), options, std::move(done))

@@ -10,8 +10,6 @@
 #include <redlock/detail/wakeup_hub.hpp>
 #include <redlock/lock.hpp>
 
-#include <boost/container/small_vector.hpp>
-
 #include <memory>
 #include <string>
 #include <string_view>
@@ -19,8 +17,6 @@
 #include <vector>
 
 namespace redlock::detail {
-
-using node_order = boost::container::small_vector<std::size_t, 16>;
 
 /// An operation that must stop its timers when the client shuts down.
 class abortable {
@@ -49,9 +45,6 @@ class client_core : public std::enable_shared_from_this<client_core> {
   std::string key_for(std::string_view resource) const;
   /// Random per client: the payload of its release announcements.
   const std::string& id() const noexcept { return id_; }
-  /// Node indices, least backlog first: fanning out in this order lets the
-  /// nodes that answer quickly start first, and a slow node last.
-  node_order fan_out_order() const;
 
   void acquire(std::string resource, lock_options options,
                completion<error_code, redlock::lock> done);

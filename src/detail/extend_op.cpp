@@ -49,7 +49,7 @@ void extend_op::run() {
   auto self = shared_from_this();
   const auto key = core_->key_for(held_.resource());
   const auto command = extend_command(key, held_.token(), ttl_);
-  for (const auto i : core_->fan_out_order()) {
+  for (std::size_t i = 0; i < core_->size(); ++i) {
     send_script(core_->node(i), command, self,
                 [self, i](error_code ec, const reply& r) { self->on_reply(i, ec, r); });
   }

@@ -20,7 +20,7 @@ release_op::~release_op() { core_->withdraw(this); }
 void release_op::run() {
   auto self = shared_from_this();
   const auto command = release_command(key_, token_, channel_, core_->id());
-  for (const auto i : core_->fan_out_order()) {
+  for (std::size_t i = 0; i < core_->size(); ++i) {
     if (!plan_.send[i]) continue;
     if (plan_.await[i]) ++outstanding_;
     send_script(core_->node(i), command, self,

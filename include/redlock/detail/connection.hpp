@@ -73,8 +73,6 @@ class connection : public std::enable_shared_from_this<connection> {
   void on_ready(unique_function<void()> handler);
 
   bool ready() const noexcept { return state_ == state::ready; }
-  /// Commands sent and not yet answered: a slow node's backlog grows.
-  std::size_t backlog() const noexcept { return awaiting_reply_.size() + not_connected_.size(); }
   const node_config& node() const noexcept { return node_; }
 
  private:
