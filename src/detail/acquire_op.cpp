@@ -43,6 +43,7 @@ void acquire_op::run() {
 
 void acquire_op::attempt() {
   const auto attempt = ++attempt_;
+  releases_here_at_attempt_ = core_->wakeups().releases_here();
   token_ = make_token();
   const auto command = acquire_command(key_, token_, options_.ttl);
   auto self = shared_from_this();
@@ -122,8 +123,11 @@ void acquire_op::on_released() {
     // Held elsewhere: the holder's release may come before the delay ends,
     // or may already have come while this attempt was failing.
     wait_for_release();
-    if (std::exchange(release_seen_, false)) {
-      const bool here = std::exchange(release_seen_here_, false);
+    // Our own client's release during the attempt came before we waited
+    // for it: its hand-over went to someone else or to nobody.
+    const bool missed_here = core_->wakeups().released_here_since(key_, releases_here_at_attempt_);
+    if (std::exchange(release_seen_, false) || missed_here) {
+      const bool here = std::exchange(release_seen_here_, false) || missed_here;
       next = std::min(*next, here ? now : now + wake_jitter());
     }
   }

@@ -104,10 +104,11 @@ class acquire_op final : public abortable, public std::enable_shared_from_this<a
   timer timer_;
   std::string token_;
   std::uint64_t attempt_ = 0;
-  std::uint64_t pause_ = 0;         ///< Bumped per pause, so a stale timer cannot start an attempt.
-  std::uint64_t waiter_ = 0;        ///< Registration with the wakeup hub, 0 if none.
-  std::uint64_t ticket_ = 0;        ///< Place in the hub's line, kept from the first wait on.
-  bool pausing_ = false;            ///< Between attempts (not attempting or releasing).
+  std::uint64_t pause_ = 0;   ///< Bumped per pause, so a stale timer cannot start an attempt.
+  std::uint64_t waiter_ = 0;  ///< Registration with the wakeup hub, 0 if none.
+  std::uint64_t ticket_ = 0;  ///< Place in the hub's line, kept from the first wait on.
+  std::uint64_t releases_here_at_attempt_ = 0;  ///< The hub's count when the attempt began.
+  bool pausing_ = false;                        ///< Between attempts (not attempting or releasing).
   bool release_seen_ = false;       ///< A release was announced during the current attempt.
   bool release_seen_here_ = false;  ///< ... by this client itself (no jitter needed).
   clock::time_point wait_deadline_ = clock::time_point::max();

@@ -2,6 +2,7 @@
 #include <redlock/detail/wakeup_hub.hpp>
 
 #include <algorithm>
+#include <functional>
 
 namespace redlock::detail {
 
@@ -53,8 +54,18 @@ void wakeup_hub::cancel(waiter_id id) {
 }
 
 void wakeup_hub::released_here(const std::string& key) {
+  ++releases_here_;
+  recent_[releases_here_ % recent_.size()] = {releases_here_, std::hash<std::string_view>{}(key)};
   if (waiters_.empty()) return;  // the common case: nobody waits for anything
   on_message(release_channel(key), wake_reason::released_here);
+}
+
+bool wakeup_hub::released_here_since(std::string_view key, std::uint64_t since) const noexcept {
+  const auto hash = std::hash<std::string_view>{}(key);
+  for (const auto& r : recent_) {
+    if (r.number > since && r.key_hash == hash) return true;
+  }
+  return false;
 }
 
 void wakeup_hub::on_message(std::string_view channel, wake_reason why) {

@@ -569,3 +569,41 @@ TEST_CASE("an unlock hands the resource to the same client's longest waiter, ahe
   CHECK(steady::now() - start < 5s);  // far from the 10 s retry delay
   CHECK(e.release_everywhere(locks, (*second)->held).removed >= 3);
 }
+
+// The acquire is started just before the same client's unlock, on the same
+// strand: its first SET reaches every node ahead of the release and fails,
+// and it was not yet waiting when the unlock handed the resource over. It
+// must notice and retry at once, not after its 10 s retry delay.
+TEST_CASE("an acquire whose attempt raced the same client's unlock retries at once",
+          "[integration]") {
+  env e;
+  redlock::client locks(e.io.get_executor(), e.config);
+  warm_up(e.io, locks);
+  auto held = acquire(e.io, locks, "raced", once());
+  REQUIRE_FALSE(held.ec);
+  std::vector<long long> sets_before;
+  for (std::size_t i = 0; i < 5; ++i) sets_before.push_back(command_calls(*e.admin[i], "set"));
+
+  auto got = std::make_shared<std::optional<lock_result>>();
+  auto unlocked = std::make_shared<std::optional<unlock_result>>();
+  const auto start = steady::now();
+  locks.async_lock("raced", waiting(10s), [got](error_code ec, redlock::lock l) {
+    got->emplace(lock_result{ec, std::move(l)});
+  });
+  locks.async_unlock(held.held, [unlocked](error_code ec, std::size_t removed) {
+    unlocked->emplace(unlock_result{ec, removed});
+  });
+  run_until(
+      e.io, [&] { return got->has_value() && unlocked->has_value(); }, 5s, "both");
+  const auto elapsed = steady::now() - start;
+  INFO("acquired after " << std::chrono::duration_cast<milliseconds>(elapsed).count() << " ms");
+  CHECK_FALSE((*unlocked)->ec);
+  REQUIRE_FALSE((*got)->ec);
+  CHECK(elapsed < 5s);
+  // Two attempts: the first lost to the lock still held, the second won.
+  for (std::size_t i = 0; i < 5; ++i) {
+    INFO("node " << i);
+    CHECK(command_calls(*e.admin[i], "set") == sets_before[i] + 2);
+  }
+  CHECK(e.release_everywhere(locks, (*got)->held).removed >= 3);
+}

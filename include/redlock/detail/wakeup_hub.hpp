@@ -8,6 +8,7 @@
 #include <redlock/detail/connection.hpp>
 #include <redlock/detail/unique_function.hpp>
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -44,6 +45,14 @@ class wakeup_hub {
   /// wakes the first waiter of `key`, if any. Messages carrying our own id
   /// are then ignored (this was their hand-over).
   void released_here(const std::string& key);
+  /// Releases made by this client so far: an acquirer notes it when an
+  /// attempt starts, to ask released_here_since() when the attempt fails.
+  std::uint64_t releases_here() const noexcept { return releases_here_; }
+  /// Whether this client released `key` after releases_here() was `since`:
+  /// an acquirer whose attempt raced our own release was not yet waiting for
+  /// the hand-over. Only the last few releases are remembered; older ones
+  /// answer false (the retry delay still bounds the wait).
+  bool released_here_since(std::string_view key, std::uint64_t since) const noexcept;
   /// A place in line, kept by a waiter across its attempts.
   std::uint64_t take_ticket() noexcept { return next_ticket_++; }
   /// Forgets a waiter; the last waiter of a key unsubscribes.
@@ -72,6 +81,12 @@ class wakeup_hub {
   std::unordered_map<waiter_id, std::string> channel_of_;
   waiter_id next_id_ = 1;
   std::uint64_t next_ticket_ = 1;
+  struct recent_release {
+    std::uint64_t number = 0;  ///< Its releases_here_ count; 0: empty slot.
+    std::size_t key_hash = 0;  ///< A collision only means one early retry.
+  };
+  std::uint64_t releases_here_ = 0;
+  std::array<recent_release, 16> recent_{};
 };
 
 }  // namespace redlock::detail
