@@ -50,8 +50,7 @@ void extend_op::run() {
   const auto key = core_->key_for(held_.resource());
   const auto command = extend_command(key, held_.token(), ttl_);
   for (std::size_t i = 0; i < core_->size(); ++i) {
-    send_script(core_->node(i), command, self,
-                [self, i](error_code ec, const reply& r) { self->on_reply(i, ec, r); });
+    send_script(core_->node(i), i, command, self);
   }
   timer_.expires_at(
       std::min(start + effective_request_timeout(options), held_.validity_deadline()));

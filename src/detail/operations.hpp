@@ -9,20 +9,24 @@
 
 namespace redlock::detail {
 
-/// An operation that runs a script: it can build the EVAL form of its call,
-/// needed only when a node's script cache was flushed.
+/// An operation that runs a script on the nodes: it can build the EVAL form
+/// of its call (needed only when a node's script cache was flushed) and
+/// takes each node's answer.
 class script_operation {
  public:
   virtual std::string eval_form() const = 0;
+  virtual void on_reply(std::size_t node, error_code ec, const reply& r) = 0;
 
  protected:
   ~script_operation() = default;
 };
 
-/// Sends an EVALSHA command to `node`; on NOSCRIPT (the node's script cache
-/// was flushed) sends `op`'s EVAL form instead.
-void send_script(connection& node, std::string_view evalsha,
-                 std::shared_ptr<const script_operation> op, connection::callback done);
+/// Sends an EVALSHA command to node `index`; on NOSCRIPT (the node's script
+/// cache was flushed) sends `op`'s EVAL form instead. The answer goes to
+/// op->on_reply(index, ...). The callback is small enough to need no
+/// allocation of its own.
+void send_script(connection& node, std::size_t index, std::string_view evalsha,
+                 std::shared_ptr<script_operation> op);
 
 /// Runs the release script for one token on the nodes and counts the
 /// answers.
@@ -56,9 +60,9 @@ class release_op final : public abortable,
   void run();
   void abort() override;
   std::string eval_form() const override;
+  void on_reply(std::size_t node, error_code ec, const reply& r) override;
 
  private:
-  void on_reply(std::size_t node, error_code ec, const reply& r);
   void finish();
   std::shared_ptr<client_core> core_;
   std::string key_;
@@ -125,9 +129,9 @@ class extend_op final : public abortable,
   void run();
   void abort() override;
   std::string eval_form() const override;
+  void on_reply(std::size_t node, error_code ec, const reply& r) override;
 
  private:
-  void on_reply(std::size_t node, error_code ec, const reply& r);
   void settle(quorum_fsm::state state);
 
   std::shared_ptr<client_core> core_;

@@ -23,8 +23,7 @@ void release_op::run() {
   for (std::size_t i = 0; i < core_->size(); ++i) {
     if (!plan_.send[i]) continue;
     if (plan_.await[i]) ++outstanding_;
-    send_script(core_->node(i), command, self,
-                [self, i](error_code ec, const reply& r) { self->on_reply(i, ec, r); });
+    send_script(core_->node(i), i, command, self);
   }
   if (outstanding_ == 0) {
     // Nothing to wait for; still complete from a handler, not from here.
