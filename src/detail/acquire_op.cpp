@@ -3,6 +3,8 @@
 #include <redlock/detail/backoff.hpp>
 #include <redlock/detail/random.hpp>
 
+#include <algorithm>
+
 namespace redlock::detail {
 namespace {
 
@@ -90,20 +92,25 @@ void acquire_op::settle(quorum_fsm::state state) {
   // or the answer lost or late (not where the key was held by another).
   // Wait for the nodes that are answering, not for those that timed out
   // (their release is queued behind their SET).
-  std::vector<bool> await(core_->size());
-  std::vector<bool> undo(core_->size());
-  const auto timed_out = make_error_code(errc::node_timeout);
-  bool anything_to_undo = false;
-  for (std::size_t i = 0; i < await.size(); ++i) {
-    const auto& outcome = fsm_.outcomes()[i];
-    undo[i] = outcome.state != node_outcome::status::held_elsewhere;
-    anything_to_undo = anything_to_undo || undo[i];
-    await[i] =
-        undo[i] && !(outcome.state == node_outcome::status::failed && outcome.error == timed_out);
-  }
+  const auto& outcomes = fsm_.outcomes();
+  const auto refused = [](const node_outcome& o) {
+    return o.state == node_outcome::status::held_elsewhere;
+  };
   // Refused everywhere (the usual failure under contention): nothing to undo.
-  if (!anything_to_undo) return on_released();
-  release_op::plan how{.send = std::move(undo), .await = std::move(await)};
+  if (std::all_of(outcomes.begin(), outcomes.end(), refused)) return on_released();
+  using role = release_op::node_role;
+  const auto timed_out = make_error_code(errc::node_timeout);
+  release_op::plan how;
+  how.nodes.reserve(outcomes.size());
+  for (const auto& o : outcomes) {
+    if (refused(o)) {
+      how.nodes.push_back(role::skip);
+    } else if (o.state == node_outcome::status::failed && o.error == timed_out) {
+      how.nodes.push_back(role::send_only);
+    } else {
+      how.nodes.push_back(role::send_and_await);
+    }
+  }
   auto release = std::make_shared<release_op>(
       core_, key_, token_, request_timeout_, std::move(how),
       [self = shared_from_this()](release_op::result) { self->on_released(); });

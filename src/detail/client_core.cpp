@@ -86,13 +86,11 @@ void client_core::acquire(std::string resource, lock_options options,
 void client_core::release(redlock::lock held, completion<error_code, std::size_t> done) {
   if (held.empty()) return done(errc::not_a_lock, 0);
   const auto timeout = effective_request_timeout(lock_options{.ttl = held.ttl()});
-  auto key = key_for(held.resource());
-  release_op::plan how{.send = std::vector<bool>(size(), true),
-                       .await = std::vector<bool>(size(), true),
+  release_op::plan how{.nodes = std::vector(size(), release_op::node_role::send_and_await),
                        .enough_removed = quorum_of(size()),
                        .announce = true};
   auto op = std::make_shared<release_op>(
-      shared_from_this(), key, held.token(), timeout, std::move(how),
+      shared_from_this(), key_for(held.resource()), held.token(), timeout, std::move(how),
       [this, self = shared_from_this(), done = std::move(done)](release_op::result r) mutable {
         if (closed_) return done(boost::asio::error::operation_aborted, r.removed);
         const error_code ec =
@@ -104,7 +102,7 @@ void client_core::release(redlock::lock held, completion<error_code, std::size_t
   // and that attempt leave in one write per node.
   const corked batch(connections_);
   op->run();
-  wakeups_.released_here(key);
+  wakeups_.released_here(op->key());
 }
 
 void client_core::extend(redlock::lock held, milliseconds ttl,

@@ -39,13 +39,18 @@ class release_op final : public abortable,
     std::size_t answered = 0;  ///< Nodes that answered at all.
   };
 
+  /// What the release does on one node.
+  enum class node_role : unsigned char {
+    skip,
+    /// Send, but do not wait for the answer (a node that timed out on the
+    /// acquire: its SET may still land, and the release follows it on the
+    /// same connection).
+    send_only,
+    send_and_await,
+  };
+
   struct plan {
-    /// Nodes the release goes to.
-    std::vector<bool> send;
-    /// Of those, the nodes waited for. One left out still gets the command
-    /// (a node that timed out on the acquire: its SET may still land, and
-    /// the release follows it on the same connection).
-    std::vector<bool> await;
+    std::vector<node_role> nodes;  ///< One per node.
     /// Complete as soon as this many nodes confirmed the deletion; 0: wait
     /// for every awaited node (or the timeout).
     std::size_t enough_removed = 0;
@@ -61,6 +66,7 @@ class release_op final : public abortable,
   void abort() override;
   std::string eval_form() const override;
   void on_reply(std::size_t node, error_code ec, const reply& r) override;
+  const std::string& key() const noexcept { return key_; }
 
  private:
   void finish();

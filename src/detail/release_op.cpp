@@ -21,8 +21,8 @@ void release_op::run() {
   auto self = shared_from_this();
   const auto command = release_command(key_, token_, channel_, core_->id());
   for (std::size_t i = 0; i < core_->size(); ++i) {
-    if (!plan_.send[i]) continue;
-    if (plan_.await[i]) ++outstanding_;
+    if (plan_.nodes[i] == node_role::skip) continue;
+    if (plan_.nodes[i] == node_role::send_and_await) ++outstanding_;
     send_script(core_->node(i), i, command, self);
   }
   if (outstanding_ == 0) {
@@ -42,7 +42,7 @@ void release_op::on_reply(std::size_t node, error_code ec, const reply& r) {
     ++result_.answered;
     if (r.integer == 1) ++result_.removed;
   }
-  if (plan_.await[node] && --outstanding_ == 0) return finish();
+  if (plan_.nodes[node] == node_role::send_and_await && --outstanding_ == 0) return finish();
   if (plan_.enough_removed != 0 && result_.removed >= plan_.enough_removed) finish();
 }
 

@@ -18,14 +18,20 @@ std::int64_t parse_counter(const std::optional<std::string>& text) {
   return value;
 }
 
-void record_failure(history_writer& history, const std::string& res, const std::string& token,
-                    const std::exception& error) {
+// A critical-section event of `res` under `token`, stamped now.
+event section_event(event_type type, const std::string& res, const std::string& token) {
   event e;
   e.op = op_kind::cs;
-  e.type = event_type::fail;
+  e.type = type;
   e.t = now_ns();
   e.res = res;
   e.token = token;
+  return e;
+}
+
+void record_failure(history_writer& history, const std::string& res, const std::string& token,
+                    const std::exception& error) {
+  event e = section_event(event_type::fail, res, token);
   e.err = error.what();
   history.record(std::move(e));
 }
@@ -37,13 +43,7 @@ protected_register::protected_register(std::uint16_t store_port) : store_(store_
 protected_register::open_section protected_register::begin(history_writer& history,
                                                            const lock& held) {
   open_section section{held.resource(), held.token(), 0};
-  event e;
-  e.op = op_kind::cs;
-  e.type = event_type::invoke;
-  e.t = now_ns();
-  e.res = section.res;
-  e.token = section.token;
-  history.record(std::move(e));
+  history.record(section_event(event_type::invoke, section.res, section.token));
   try {
     section.read = parse_counter(store_.get(key(section.res)));
   } catch (const std::exception& error) {
@@ -64,12 +64,7 @@ void protected_register::end(history_writer& history, const open_section& sectio
     record_failure(history, section.res, section.token, error);
     throw;
   }
-  event e;
-  e.op = op_kind::cs;
-  e.type = event_type::ok;
-  e.t = now_ns();
-  e.res = section.res;
-  e.token = section.token;
+  event e = section_event(event_type::ok, section.res, section.token);
   e.read = section.read;
   e.wrote = wrote;
   history.record(std::move(e));
