@@ -178,14 +178,14 @@ asio::awaitable<void> cycle_worker(run& r) {
   while (redlock::clock::now() < r.stop_at) {
     const auto resource = fmt::format("{}{}", r.prefix, r.next_resource++);
     const auto t0 = redlock::clock::now();
-    auto held = co_await r.locks.async_lock(resource, lock_opts,
+    auto held = co_await r.locks.async_acquire(resource, lock_opts,
                                             asio::redirect_error(asio::use_awaitable, ec));
     const auto t1 = redlock::clock::now();
     if (ec) {
       r.failed(ec);
       continue;
     }
-    co_await r.locks.async_unlock(held, asio::redirect_error(asio::use_awaitable, ec));
+    co_await r.locks.async_release(held, asio::redirect_error(asio::use_awaitable, ec));
     const auto t2 = redlock::clock::now();
     if (ec) r.failed(ec);
     if (r.measuring(t0)) {
@@ -206,7 +206,7 @@ asio::awaitable<void> contention_worker(run& r) {
   redlock::error_code ec;
   while (redlock::clock::now() < r.stop_at) {
     const auto t0 = redlock::clock::now();
-    auto held = co_await r.locks.async_lock(r.prefix + "contended", lock_opts,
+    auto held = co_await r.locks.async_acquire(r.prefix + "contended", lock_opts,
                                             asio::redirect_error(asio::use_awaitable, ec));
     const auto t1 = redlock::clock::now();
     if (ec) {
@@ -219,7 +219,7 @@ asio::awaitable<void> contention_worker(run& r) {
     co_await hold.async_wait(asio::redirect_error(asio::use_awaitable, ec));
     --r.holders;
     const auto t2 = redlock::clock::now();
-    co_await r.locks.async_unlock(held, asio::redirect_error(asio::use_awaitable, ec));
+    co_await r.locks.async_release(held, asio::redirect_error(asio::use_awaitable, ec));
     const auto t3 = redlock::clock::now();
     if (ec) r.failed(ec);
     if (r.measuring(t0)) {

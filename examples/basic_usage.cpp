@@ -21,7 +21,7 @@ asio::awaitable<void> report_job(redlock::client& locks) {
   redlock::lock_options opts;
   opts.ttl = 10s;                                       // key expiry on each node
   opts.retry = redlock::retry_policy::fixed(200ms, 5);  // up to 5 attempts if held elsewhere
-  redlock::lock held = co_await locks.async_lock("report-job", opts, asio::use_awaitable);
+  redlock::lock held = co_await locks.async_acquire("report-job", opts, asio::use_awaitable);
   fmt::print("locked, {} ms of validity left\n", held.remaining_validity().count());
 
   asio::steady_timer work(co_await asio::this_coro::executor, 500ms);  // the "work"
@@ -31,7 +31,7 @@ asio::awaitable<void> report_job(redlock::client& locks) {
   held = co_await locks.async_extend(held, 10s, asio::use_awaitable);
   fmt::print("extended, {} ms left\n", held.remaining_validity().count());
 
-  const std::size_t released = co_await locks.async_unlock(held, asio::use_awaitable);
+  const std::size_t released = co_await locks.async_release(held, asio::use_awaitable);
   fmt::print("released on {} of {} nodes\n", released, locks.config().nodes.size());
 }
 

@@ -57,7 +57,7 @@ client& blocking_client::async_client() noexcept { return *runner_->async; }
 lock blocking_client::acquire(std::string resource, const lock_options& options, error_code& ec) {
   return wait_for<lock>(
       [&](auto handler) {
-        runner_->async->async_lock(std::move(resource), options, std::move(handler));
+        runner_->async->async_acquire(std::move(resource), options, std::move(handler));
       },
       ec);
 }
@@ -71,7 +71,7 @@ lock blocking_client::acquire(std::string resource, const lock_options& options)
 
 std::size_t blocking_client::release(const lock& held, error_code& ec) {
   return wait_for<std::size_t>(
-      [&](auto handler) { runner_->async->async_unlock(held, std::move(handler)); }, ec);
+      [&](auto handler) { runner_->async->async_release(held, std::move(handler)); }, ec);
 }
 
 std::size_t blocking_client::release(const lock& held) {

@@ -2,7 +2,7 @@
 
 #include "detail/client_core.hpp"
 
-#include <redlock/detail/quorum_fsm.hpp>
+#include "detail/quorum_fsm.hpp"
 
 namespace redlock {
 
@@ -25,7 +25,7 @@ std::size_t client::quorum() const noexcept { return detail::quorum_of(core_->si
 // The start_* functions get onto the strand with post, never dispatch, so a
 // handler is never called from inside the initiating function.
 
-void client::start_lock(std::string resource, lock_options options,
+void client::start_acquire(std::string resource, lock_options options,
                         detail::completion<error_code, lock> done) {
   boost::asio::post(core_->strand(), [core = core_, resource = std::move(resource), options,
                                       done = std::move(done)]() mutable {
@@ -33,7 +33,7 @@ void client::start_lock(std::string resource, lock_options options,
   });
 }
 
-void client::start_unlock(lock held, detail::completion<error_code, std::size_t> done) {
+void client::start_release(lock held, detail::completion<error_code, std::size_t> done) {
   boost::asio::post(core_->strand(),
                     [core = core_, held = std::move(held), done = std::move(done)]() mutable {
                       core->release(std::move(held), std::move(done));

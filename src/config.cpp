@@ -1,5 +1,5 @@
 #include <redlock/config.hpp>
-#include <redlock/detail/quorum_fsm.hpp>
+#include "detail/quorum_fsm.hpp"
 
 #include <fmt/format.h>
 

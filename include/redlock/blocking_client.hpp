@@ -19,12 +19,12 @@ class blocking_client {
   blocking_client(const blocking_client&) = delete;
   blocking_client& operator=(const blocking_client&) = delete;
 
-  /// See client::async_lock. Throws on failure (not_acquired included).
+  /// See client::async_acquire. Throws on failure (not_acquired included).
   lock acquire(std::string resource, const lock_options& options = {});
   /// Returns an empty lock and sets `ec` on failure.
   lock acquire(std::string resource, const lock_options& options, error_code& ec);
 
-  /// See client::async_unlock; returns the number of nodes the key was removed from.
+  /// See client::async_release; returns the number of nodes the key was removed from.
   std::size_t release(const lock& held);
   std::size_t release(const lock& held, error_code& ec);
 

@@ -73,7 +73,7 @@ class client {
   ///
   /// Cancellation: only by close() or destroying the client.
   template <class CompletionToken>
-  auto async_lock(std::string resource, lock_options options, CompletionToken&& token);
+  auto async_acquire(std::string resource, lock_options options, CompletionToken&& token);
 
   /// Releases `held` on all nodes with a compare-and-delete script (only a
   /// key still holding our token is deleted), and announces the release to
@@ -95,7 +95,7 @@ class client {
   ///
   /// Cancellation: only by close() or destroying the client.
   template <class CompletionToken>
-  auto async_unlock(const lock& held, CompletionToken&& token);
+  auto async_release(const lock& held, CompletionToken&& token);
 
   /// Extends `held` to expire `ttl` from now with a compare-and-PEXPIRE
   /// script on all nodes.
@@ -113,9 +113,9 @@ class client {
   auto async_extend(const lock& held, milliseconds ttl, CompletionToken&& token);
 
  private:
-  void start_lock(std::string resource, lock_options options,
+  void start_acquire(std::string resource, lock_options options,
                   detail::completion<error_code, lock> done);
-  void start_unlock(lock held, detail::completion<error_code, std::size_t> done);
+  void start_release(lock held, detail::completion<error_code, std::size_t> done);
   void start_extend(lock held, milliseconds ttl, detail::completion<error_code, lock> done);
 
   executor_type executor_;

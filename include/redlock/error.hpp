@@ -1,7 +1,7 @@
 // Error codes of the redlock library and their category.
 #pragma once
 
-#include <redlock/detail/asio.hpp>
+#include <boost/system/error_code.hpp>
 
 #include <type_traits>
 

@@ -25,7 +25,7 @@ struct node_outcome {
 
 /// A lock held, or last held, on a quorum of nodes. A plain value: copying
 /// it does not copy ownership in Redis, and destroying it releases nothing
-/// (call client::async_unlock).
+/// (call client::async_release).
 class lock {
  public:
   lock() = default;

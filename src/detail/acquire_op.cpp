@@ -1,7 +1,7 @@
 #include "detail/operations.hpp"
 
-#include <redlock/detail/backoff.hpp>
-#include <redlock/detail/random.hpp>
+#include "detail/backoff.hpp"
+#include "detail/random.hpp"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include <redlock/detail/backoff.hpp>
+#include "detail/backoff.hpp"
 
 #include <algorithm>
 #include <cmath>

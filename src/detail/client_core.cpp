@@ -3,7 +3,7 @@
 #include "detail/operations.hpp"
 
 #include <redlock/config.hpp>
-#include <redlock/detail/random.hpp>
+#include "detail/random.hpp"
 
 namespace redlock::detail {
 namespace {

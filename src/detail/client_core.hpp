@@ -4,10 +4,10 @@
 
 #include <redlock/config.hpp>
 #include <redlock/detail/completion.hpp>
-#include <redlock/detail/connection.hpp>
-#include <redlock/detail/logger.hpp>
-#include <redlock/detail/timer.hpp>
-#include <redlock/detail/wakeup_hub.hpp>
+#include "detail/connection.hpp"
+#include "detail/logger.hpp"
+#include "detail/timer.hpp"
+#include "detail/wakeup_hub.hpp"
 #include <redlock/lock.hpp>
 
 #include <memory>

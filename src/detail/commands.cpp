@@ -1,5 +1,5 @@
-#include <redlock/detail/commands.hpp>
-#include <redlock/detail/sha1.hpp>
+#include "detail/commands.hpp"
+#include "detail/sha1.hpp"
 
 #include <array>
 #include <charconv>

@@ -1,7 +1,7 @@
-#include <redlock/detail/backoff.hpp>
-#include <redlock/detail/commands.hpp>
-#include <redlock/detail/connection.hpp>
-#include <redlock/detail/random.hpp>
+#include "detail/backoff.hpp"
+#include "detail/commands.hpp"
+#include "detail/connection.hpp"
+#include "detail/random.hpp"
 
 #include <fmt/format.h>
 #include <hiredis.h>

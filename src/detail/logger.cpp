@@ -1,4 +1,4 @@
-#include <redlock/detail/logger.hpp>
+#include "detail/logger.hpp"
 
 #include <fmt/format.h>
 

@@ -4,8 +4,8 @@
 
 #include "detail/client_core.hpp"
 
-#include <redlock/detail/commands.hpp>
-#include <redlock/detail/quorum_fsm.hpp>
+#include "detail/commands.hpp"
+#include "detail/quorum_fsm.hpp"
 
 namespace redlock::detail {
 
@@ -82,7 +82,7 @@ class release_op final : public abortable,
   result result_{};
 };
 
-/// client::async_lock: attempts, releases after failed ones, retries.
+/// client::async_acquire: attempts, releases after failed ones, retries.
 class acquire_op final : public abortable, public std::enable_shared_from_this<acquire_op> {
  public:
   acquire_op(std::shared_ptr<client_core> core, std::string resource, lock_options options,

@@ -1,4 +1,4 @@
-#include <redlock/detail/quorum_fsm.hpp>
+#include "detail/quorum_fsm.hpp"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include <redlock/detail/random.hpp>
+#include "detail/random.hpp"
 
 #include <sys/random.h>
 

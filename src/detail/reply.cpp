@@ -1,4 +1,4 @@
-#include <redlock/detail/reply.hpp>
+#include "detail/reply.hpp"
 
 namespace redlock::detail {
 

@@ -1,5 +1,5 @@
 // SHA-1 as specified in FIPS 180-4, section 6.1.
-#include <redlock/detail/sha1.hpp>
+#include "detail/sha1.hpp"
 
 #include <array>
 #include <cstdint>

@@ -1,5 +1,5 @@
-#include <redlock/detail/commands.hpp>
-#include <redlock/detail/wakeup_hub.hpp>
+#include "detail/commands.hpp"
+#include "detail/wakeup_hub.hpp"
 
 #include <algorithm>
 #include <functional>

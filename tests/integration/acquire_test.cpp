@@ -3,7 +3,7 @@
 // and the validation of arguments and configuration.
 #include "test_env.hpp"
 
-#include <redlock/detail/commands.hpp>
+#include "detail/commands.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -116,10 +116,10 @@ TEST_CASE(
   // Both start before either completes.
   auto a = std::make_shared<std::optional<lock_result>>();
   auto b = std::make_shared<std::optional<lock_result>>();
-  alice.async_lock("printer", once(), [a](error_code ec, redlock::lock l) {
+  alice.async_acquire("printer", once(), [a](error_code ec, redlock::lock l) {
     a->emplace(lock_result{ec, l});
   });
-  bob.async_lock("printer", once(), [b](error_code ec, redlock::lock l) {
+  bob.async_acquire("printer", once(), [b](error_code ec, redlock::lock l) {
     b->emplace(lock_result{ec, l});
   });
   run_until(e.io, [&] { return a->has_value() && b->has_value(); });
@@ -170,7 +170,7 @@ TEST_CASE("many concurrent acquires of one resource from several clients: exactl
   auto results = std::make_shared<std::vector<lock_result>>();
   for (auto& c : contenders) {
     for (std::size_t j = 0; j < per_client; ++j) {
-      c->async_lock("ticket", options, [results](error_code ec, redlock::lock l) {
+      c->async_acquire("ticket", options, [results](error_code ec, redlock::lock l) {
         results->push_back({ec, std::move(l)});
       });
     }
@@ -492,7 +492,7 @@ TEST_CASE("a waiter is woken by the holder's unlock long before its retry delay"
   const auto options = waiting(5s);
   REQUIRE(options.retry.wake_on_release);
   auto waited = std::make_shared<std::optional<lock_result>>();
-  waiter.async_lock("queue", options, [waited](error_code ec, redlock::lock l) {
+  waiter.async_acquire("queue", options, [waited](error_code ec, redlock::lock l) {
     waited->emplace(lock_result{ec, std::move(l)});
   });
 
@@ -534,13 +534,13 @@ TEST_CASE("an unlock hands the resource to the same client's longest waiter, ahe
   std::vector<long long> sets_before;
   for (std::size_t i = 0; i < 5; ++i) sets_before.push_back(set_calls(i));
 
-  locks.async_lock("handover", patient, [first](error_code ec, redlock::lock l) {
+  locks.async_acquire("handover", patient, [first](error_code ec, redlock::lock l) {
     first->emplace(lock_result{ec, std::move(l)});
   });
   // The first waiter listens once its first attempt failed, and it pauses in
   // the same step: its subscription tells us it is waiting.
   REQUIRE(e.someone_waits_for(key));
-  locks.async_lock("handover", patient, [second](error_code ec, redlock::lock l) {
+  locks.async_acquire("handover", patient, [second](error_code ec, redlock::lock l) {
     second->emplace(lock_result{ec, std::move(l)});
   });
   // The second waiter's first attempt reached every node.
@@ -587,10 +587,10 @@ TEST_CASE("an acquire whose attempt raced the same client's unlock retries at on
   auto got = std::make_shared<std::optional<lock_result>>();
   auto unlocked = std::make_shared<std::optional<unlock_result>>();
   const auto start = steady::now();
-  locks.async_lock("raced", waiting(10s), [got](error_code ec, redlock::lock l) {
+  locks.async_acquire("raced", waiting(10s), [got](error_code ec, redlock::lock l) {
     got->emplace(lock_result{ec, std::move(l)});
   });
-  locks.async_unlock(held.held, [unlocked](error_code ec, std::size_t removed) {
+  locks.async_release(held.held, [unlocked](error_code ec, std::size_t removed) {
     unlocked->emplace(unlock_result{ec, removed});
   });
   run_until(

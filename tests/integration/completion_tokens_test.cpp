@@ -80,13 +80,13 @@ TEST_CASE("plain callbacks: lock then extend then unlock chained in handlers", "
     std::optional<unlock_result> unlocked;
   };
   auto r = std::make_shared<results>();
-  locks.async_lock("chained", once(5s), [&locks, r](error_code ec, redlock::lock held) {
+  locks.async_acquire("chained", once(5s), [&locks, r](error_code ec, redlock::lock held) {
     r->locked = lock_result{ec, held};
     if (ec) return;
     locks.async_extend(held, 20s, [&locks, r](error_code ec, redlock::lock extended) {
       r->extended = lock_result{ec, extended};
       if (ec) return;
-      locks.async_unlock(extended, [r](error_code ec, std::size_t removed) {
+      locks.async_release(extended, [r](error_code ec, std::size_t removed) {
         r->unlocked = unlock_result{ec, removed};
       });
     });
@@ -113,7 +113,7 @@ TEST_CASE("use_future: results through futures and failures as system_error", "[
   redlock::client locks(e.io.get_executor(), e.config);
   io_thread runner(e.io);
 
-  std::future<redlock::lock> locking = locks.async_lock("futures", once(5s), asio::use_future);
+  std::future<redlock::lock> locking = locks.async_acquire("futures", once(5s), asio::use_future);
   const redlock::lock held = get_within(e.io, locking);
   CHECK_FALSE(held.empty());
 
@@ -122,10 +122,10 @@ TEST_CASE("use_future: results through futures and failures as system_error", "[
   CHECK(extended.ttl() == 20s);
   CHECK(extended.validity_deadline() > held.validity_deadline());
 
-  std::future<std::size_t> unlocking = locks.async_unlock(extended, asio::use_future);
+  std::future<std::size_t> unlocking = locks.async_release(extended, asio::use_future);
   CHECK(get_within(e.io, unlocking) >= 3);
 
-  std::future<redlock::lock> refused = locks.async_lock("busy", once(), asio::use_future);
+  std::future<redlock::lock> refused = locks.async_acquire("busy", once(), asio::use_future);
   wait_ready(e.io, refused);
   try {
     refused.get();
@@ -146,18 +146,18 @@ struct coroutine_report {
 
 asio::awaitable<void> lock_extend_unlock(redlock::client& locks,
                                          std::shared_ptr<coroutine_report> out) {
-  out->held = co_await locks.async_lock("coroutine", once(5s), asio::use_awaitable);
+  out->held = co_await locks.async_acquire("coroutine", once(5s), asio::use_awaitable);
   out->extended = co_await locks.async_extend(out->held, 20s, asio::use_awaitable);
-  out->removed = co_await locks.async_unlock(out->extended, asio::use_awaitable);
+  out->removed = co_await locks.async_release(out->extended, asio::use_awaitable);
   try {
-    co_await locks.async_lock("busy", once(), asio::use_awaitable);
+    co_await locks.async_acquire("busy", once(), asio::use_awaitable);
   } catch (const boost::system::system_error& error) {
     out->refused = error.code();
   }
 }
 
 asio::awaitable<void> lock_busy(redlock::client& locks) {
-  co_await locks.async_lock("busy", once(), asio::use_awaitable);
+  co_await locks.async_acquire("busy", once(), asio::use_awaitable);
 }
 
 /// co_spawns `coroutine` and runs the io_context until it ended; returns
@@ -295,13 +295,13 @@ TEST_CASE("a handler is never invoked from inside the initiating function", "[in
   };
 
   const redlock::lock nothing;
-  check_not_inline([&](auto h) { locks.async_lock("", {}, std::move(h)); }, errc::empty_resource);
-  check_not_inline([&](auto h) { locks.async_lock("r", once(0ms), std::move(h)); },
+  check_not_inline([&](auto h) { locks.async_acquire("", {}, std::move(h)); }, errc::empty_resource);
+  check_not_inline([&](auto h) { locks.async_acquire("r", once(0ms), std::move(h)); },
                    errc::invalid_ttl);
-  check_not_inline([&](auto h) { locks.async_unlock(nothing, std::move(h)); }, errc::not_a_lock);
+  check_not_inline([&](auto h) { locks.async_release(nothing, std::move(h)); }, errc::not_a_lock);
   check_not_inline([&](auto h) { locks.async_extend(nothing, 10s, std::move(h)); },
                    errc::not_a_lock);
-  check_not_inline([&](auto h) { locks.async_lock("inline", once(), std::move(h)); }, errc{});
+  check_not_inline([&](auto h) { locks.async_acquire("inline", once(), std::move(h)); }, errc{});
 }
 
 TEST_CASE("handlers run on their associated executor", "[integration]") {
@@ -333,15 +333,15 @@ TEST_CASE("handlers run on their associated executor", "[integration]") {
       return s;
     };
 
-    auto locked = on_strand([&](auto h) { locks.async_lock("stranded", once(5s), std::move(h)); });
+    auto locked = on_strand([&](auto h) { locks.async_acquire("stranded", once(5s), std::move(h)); });
     REQUIRE_FALSE(locked->ec);
     auto extended = on_strand([&](auto h) { locks.async_extend(locked->held, 20s, std::move(h)); });
     REQUIRE_FALSE(extended->ec);
-    auto unlocked = on_strand([&](auto h) { locks.async_unlock(extended->held, std::move(h)); });
+    auto unlocked = on_strand([&](auto h) { locks.async_release(extended->held, std::move(h)); });
     CHECK_FALSE(unlocked->ec);
     CHECK(unlocked->removed >= 3);
     // Failures too, including those decided without touching a node.
-    auto invalid = on_strand([&](auto h) { locks.async_lock("", {}, std::move(h)); });
+    auto invalid = on_strand([&](auto h) { locks.async_acquire("", {}, std::move(h)); });
     CHECK(invalid->ec == errc::empty_resource);
     auto not_a_lock =
         on_strand([&](auto h) { locks.async_extend(redlock::lock{}, 5s, std::move(h)); });
@@ -351,7 +351,7 @@ TEST_CASE("handlers run on their associated executor", "[integration]") {
   SECTION("the executor of another io_context") {
     asio::io_context other;
     auto called = std::make_shared<std::optional<bool>>();
-    locks.async_lock("elsewhere", once(5s),
+    locks.async_acquire("elsewhere", once(5s),
                      asio::bind_executor(other, [called, &other](error_code ec, redlock::lock) {
                        called->emplace(!ec && other.get_executor().running_in_this_thread());
                      }));

@@ -27,7 +27,7 @@ TEST_CASE("200 concurrent locks from one client share a single connection per no
   redlock::client locks(e.io.get_executor(), e.config);
   auto locked = std::make_shared<std::vector<lock_result>>();
   for (std::size_t i = 0; i < count; ++i) {
-    locks.async_lock("job-" + std::to_string(i), once(10s),
+    locks.async_acquire("job-" + std::to_string(i), once(10s),
                      [locked](error_code ec, redlock::lock held) {
                        locked->push_back({ec, std::move(held)});
                      });
@@ -49,7 +49,7 @@ TEST_CASE("200 concurrent locks from one client share a single connection per no
 
   auto unlocked = std::make_shared<std::vector<unlock_result>>();
   for (const auto& r : *locked) {
-    locks.async_unlock(r.held, [unlocked](error_code ec, std::size_t removed) {
+    locks.async_release(r.held, [unlocked](error_code ec, std::size_t removed) {
       unlocked->push_back({ec, removed});
     });
   }
@@ -140,7 +140,7 @@ TEST_CASE("destroying the client completes pending operations with operation_abo
   auto result = std::make_shared<std::optional<error_code>>();
 
   SECTION("a lock") {
-    locks->async_lock("stuck", once(30s, 20s),
+    locks->async_acquire("stuck", once(30s, 20s),
                       [result](error_code ec, redlock::lock) { result->emplace(ec); });
   }
   SECTION("an extend") {
@@ -148,7 +148,7 @@ TEST_CASE("destroying the client completes pending operations with operation_abo
                         [result](error_code ec, redlock::lock) { result->emplace(ec); });
   }
   SECTION("an unlock") {
-    locks->async_unlock(held.held, [result](error_code ec, std::size_t) { result->emplace(ec); });
+    locks->async_release(held.held, [result](error_code ec, std::size_t) { result->emplace(ec); });
   }
 
   // Let the operation start and send its commands.
@@ -179,7 +179,7 @@ TEST_CASE("close() aborts pending and later operations and leaves no work on the
   for (std::size_t i = 0; i < 5; ++i) e.nodes.node(i).pause();
 
   auto pending = std::make_shared<std::optional<error_code>>();
-  locks.async_lock("stuck", once(30s, 20s),
+  locks.async_acquire("stuck", once(30s, 20s),
                    [pending](error_code ec, redlock::lock) { pending->emplace(ec); });
   e.io.restart();
   e.io.poll();
@@ -190,11 +190,11 @@ TEST_CASE("close() aborts pending and later operations and leaves no work on the
     std::optional<error_code> locked, extended, unlocked;
   };
   auto later = std::make_shared<later_results>();
-  locks.async_lock("after-close", once(),
+  locks.async_acquire("after-close", once(),
                    [later](error_code ec, redlock::lock) { later->locked = ec; });
   locks.async_extend(held.held, 30s,
                      [later](error_code ec, redlock::lock) { later->extended = ec; });
-  locks.async_unlock(held.held, [later](error_code ec, std::size_t) { later->unlocked = ec; });
+  locks.async_release(held.held, [later](error_code ec, std::size_t) { later->unlocked = ec; });
   run_until(e.io, [&] {
     return pending->has_value() && later->locked && later->extended && later->unlocked;
   });

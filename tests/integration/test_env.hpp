@@ -8,7 +8,7 @@
 #include "support/admin_client.hpp"
 #include "support/redis_server.hpp"
 
-#include <redlock/detail/commands.hpp>
+#include "detail/commands.hpp"
 
 #include <fmt/format.h>
 #include <boost/asio/io_context.hpp>
@@ -165,14 +165,14 @@ struct unlock_result {
 inline lock_result acquire(boost::asio::io_context& io, client& locks, std::string resource,
                            const lock_options& options = {}) {
   auto [ec, held] = run_op<error_code, lock>(io, [&](auto handler) {
-    locks.async_lock(std::move(resource), options, std::move(handler));
+    locks.async_acquire(std::move(resource), options, std::move(handler));
   });
   return {ec, std::move(held)};
 }
 
 inline unlock_result release(boost::asio::io_context& io, client& locks, const lock& held) {
   auto [ec, removed] = run_op<error_code, std::size_t>(
-      io, [&](auto handler) { locks.async_unlock(held, std::move(handler)); });
+      io, [&](auto handler) { locks.async_release(held, std::move(handler)); });
   return {ec, removed};
 }
 

@@ -1,5 +1,5 @@
 // Retry and reconnect delays: pure functions of policy, count and a random number.
-#include <redlock/detail/backoff.hpp>
+#include "detail/backoff.hpp"
 
 #include <catch2/catch.hpp>
 

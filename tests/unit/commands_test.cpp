@@ -1,7 +1,7 @@
 // Command formatting and script identities.
-#include <redlock/detail/commands.hpp>
-#include <redlock/detail/reply.hpp>
-#include <redlock/detail/sha1.hpp>
+#include "detail/commands.hpp"
+#include "detail/reply.hpp"
+#include "detail/sha1.hpp"
 
 #include <hiredis.h>
 #include <catch2/catch.hpp>

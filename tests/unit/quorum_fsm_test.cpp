@@ -1,5 +1,5 @@
 // The quorum and validity rules, driven with a fake clock: no sockets.
-#include <redlock/detail/quorum_fsm.hpp>
+#include "detail/quorum_fsm.hpp"
 
 #include <catch2/catch.hpp>
 

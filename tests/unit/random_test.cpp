@@ -1,5 +1,5 @@
 // Tokens and jitter randomness.
-#include <redlock/detail/random.hpp>
+#include "detail/random.hpp"
 
 #include <catch2/catch.hpp>
 

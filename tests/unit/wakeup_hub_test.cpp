@@ -1,4 +1,4 @@
-#include <redlock/detail/wakeup_hub.hpp>
+#include "detail/wakeup_hub.hpp"
 
 #include <boost/asio/io_context.hpp>
 #include <catch2/catch.hpp>

@@ -5,20 +5,20 @@
 namespace redlock {
 
 template <class CompletionToken>
-auto client::async_lock(std::string resource, lock_options options, CompletionToken&& token) {
+auto client::async_acquire(std::string resource, lock_options options, CompletionToken&& token) {
   return boost::asio::async_initiate<CompletionToken, void(error_code, lock)>(
       [this](auto handler, std::string resource, lock_options options) {
-        start_lock(std::move(resource), std::move(options),
+        start_acquire(std::move(resource), std::move(options),
                    detail::make_completion<error_code, lock>(std::move(handler), executor_));
       },
       token, std::move(resource), std::move(options));
 }
 
 template <class CompletionToken>
-auto client::async_unlock(const lock& held, CompletionToken&& token) {
+auto client::async_release(const lock& held, CompletionToken&& token) {
   return boost::asio::async_initiate<CompletionToken, void(error_code, std::size_t)>(
       [this](auto handler, lock held) {
-        start_unlock(std::move(held), detail::make_completion<error_code, std::size_t>(
+        start_release(std::move(held), detail::make_completion<error_code, std::size_t>(
                                           std::move(handler), executor_));
       },
       token, held);

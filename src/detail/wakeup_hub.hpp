@@ -5,7 +5,7 @@
 // over at once, without the round trip through Redis.
 #pragma once
 
-#include <redlock/detail/connection.hpp>
+#include "detail/connection.hpp"
 #include <redlock/detail/unique_function.hpp>
 
 #include <array>

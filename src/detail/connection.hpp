@@ -4,9 +4,9 @@
 
 #include <redlock/config.hpp>
 #include <redlock/detail/asio.hpp>
-#include <redlock/detail/logger.hpp>
-#include <redlock/detail/reply.hpp>
-#include <redlock/detail/timer.hpp>
+#include "detail/logger.hpp"
+#include "detail/reply.hpp"
+#include "detail/timer.hpp"
 #include <redlock/detail/unique_function.hpp>
 
 #include <boost/asio/ip/tcp.hpp>
