@@ -69,6 +69,15 @@ lock blocking_client::acquire(std::string resource, const lock_options& options)
   return result;
 }
 
+std::optional<lock> blocking_client::try_acquire(std::string resource,
+                                                 const lock_options& options) {
+  error_code ec;
+  auto result = acquire(std::move(resource), options, ec);
+  if (ec == errc::not_acquired) return std::nullopt;
+  throw_if(ec, "redlock: acquire");
+  return result;
+}
+
 std::size_t blocking_client::release(const lock& held, error_code& ec) {
   return wait_for<std::size_t>(
       [&](auto handler) { runner_->async->async_release(held, std::move(handler)); }, ec);

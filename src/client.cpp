@@ -1,50 +1,47 @@
 #include <redlock/client.hpp>
 
-#include "detail/client_core.hpp"
-
+#include "detail/acquire_op.hpp"
+#include "detail/extend_op.hpp"
+#include "detail/node_set.hpp"
 #include "detail/quorum_fsm.hpp"
+#include "detail/release_op.hpp"
 
 namespace redlock {
 
 client::client(executor_type executor, client_config config)
     : executor_(std::move(executor)),
-      core_(std::make_shared<detail::client_core>(executor_, std::move(config))) {
-  core_->start();
+      nodes_(std::make_shared<detail::node_set>(executor_, std::move(config))) {
+  nodes_->start(nodes_);
 }
 
 client::~client() { close(); }
 
 void client::close() {
-  boost::asio::post(core_->strand(), [core = core_] { core->shutdown(); });
+  boost::asio::post(nodes_->strand(), [nodes = nodes_] { nodes->shutdown(); });
 }
 
-const client_config& client::config() const noexcept { return core_->config(); }
+const client_config& client::config() const noexcept { return nodes_->config(); }
 
-std::size_t client::quorum() const noexcept { return detail::quorum_of(core_->size()); }
+std::size_t client::quorum() const noexcept { return detail::quorum_of(nodes_->size()); }
 
-// The start_* functions get onto the strand with post, never dispatch, so a
-// handler is never called from inside the initiating function.
+// Operations are built here, on the caller's thread, and only start (on the
+// strand, through post) when launched: a handler is never called from inside
+// the initiating function.
 
-void client::start_acquire(std::string resource, lock_options options,
-                        detail::completion<error_code, lock> done) {
-  boost::asio::post(core_->strand(), [core = core_, resource = std::move(resource), options,
-                                      done = std::move(done)]() mutable {
-    core->acquire(std::move(resource), options, std::move(done));
-  });
+client::pending client::make_acquire(std::string resource, lock_options options,
+                                     detail::completion<error_code, lock> done) {
+  return std::make_shared<detail::acquire_op>(nodes_, std::move(resource), std::move(options),
+                                              std::move(done));
 }
 
-void client::start_release(lock held, detail::completion<error_code, std::size_t> done) {
-  boost::asio::post(core_->strand(),
-                    [core = core_, held = std::move(held), done = std::move(done)]() mutable {
-                      core->release(std::move(held), std::move(done));
-                    });
+client::pending client::make_release(lock held,
+                                     detail::completion<error_code, std::size_t> done) {
+  return std::make_shared<detail::release_op>(nodes_, std::move(held), std::move(done));
 }
 
-void client::start_extend(lock held, milliseconds ttl, detail::completion<error_code, lock> done) {
-  boost::asio::post(core_->strand(),
-                    [core = core_, held = std::move(held), ttl, done = std::move(done)]() mutable {
-                      core->extend(std::move(held), ttl, std::move(done));
-                    });
+client::pending client::make_extend(lock held, milliseconds ttl,
+                                    detail::completion<error_code, lock> done) {
+  return std::make_shared<detail::extend_op>(nodes_, std::move(held), ttl, std::move(done));
 }
 
 }  // namespace redlock

@@ -21,6 +21,8 @@ class redlock_category final : public boost::system::error_category {
         return "the lock's validity has already ended";
       case errc::lock_lost:
         return "the lock is no longer held on a quorum of nodes";
+      case errc::lock_released:
+        return "the lock has been released";
       case errc::node_timeout:
         return "the Redis node did not answer within the request timeout";
       case errc::node_unavailable:

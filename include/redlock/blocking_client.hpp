@@ -4,6 +4,7 @@
 #include <redlock/client.hpp>
 
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace redlock {
@@ -19,16 +20,24 @@ class blocking_client {
   blocking_client(const blocking_client&) = delete;
   blocking_client& operator=(const blocking_client&) = delete;
 
-  /// See client::async_acquire. Throws on failure (not_acquired included).
+  /// See client::async_acquire. Throws boost::system::system_error on
+  /// failure, errc::not_acquired included.
   lock acquire(std::string resource, const lock_options& options = {});
   /// Returns an empty lock and sets `ec` on failure.
   lock acquire(std::string resource, const lock_options& options, error_code& ec);
+  /// Returns no lock when the resource is held by someone else
+  /// (errc::not_acquired, an expected outcome); throws on any other failure.
+  std::optional<lock> try_acquire(std::string resource, const lock_options& options = {});
 
-  /// See client::async_release; returns the number of nodes the key was removed from.
+  /// See client::async_release; returns the number of nodes the key was
+  /// removed from. Throws on failure, errc::lock_lost included (the lock had
+  /// lapsed before the release).
   std::size_t release(const lock& held);
   std::size_t release(const lock& held, error_code& ec);
 
-  /// See client::async_extend; returns the extended lock.
+  /// See client::async_extend; returns the same lock with its new validity.
+  /// On failure the returned lock (the error_code form) is still the same
+  /// acquisition, with an honest validity, so it can be released.
   lock extend(const lock& held, milliseconds ttl);
   lock extend(const lock& held, milliseconds ttl, error_code& ec);
 

@@ -4,6 +4,7 @@
 #include <redlock/config.hpp>
 #include <redlock/detail/asio.hpp>
 #include <redlock/detail/completion.hpp>
+#include <redlock/detail/pending_operation.hpp>
 #include <redlock/error.hpp>
 #include <redlock/lock.hpp>
 
@@ -14,7 +15,7 @@
 namespace redlock {
 
 namespace detail {
-class client_core;
+class node_set;
 }
 
 /// A Redlock client over N independent Redis masters, with one long-lived,
@@ -52,74 +53,125 @@ class client {
   /// Acquires `resource` on a quorum of nodes.
   ///
   /// Each attempt draws a fresh 128-bit token, sends `SET <prefix><resource>
-  /// <token> NX PX <ttl>` to all nodes at once and completes as soon as a
+  /// <token> NX PX <ttl>` to every node at once and is decided as soon as a
   /// quorum has answered OK with validity left (validity = ttl - elapsed -
-  /// drift), or as soon as a quorum has become impossible. A failed attempt
-  /// is released on all nodes before the next one, per options.retry and
-  /// options.wait_timeout.
+  /// drift), or a quorum has become impossible, or the request timeout has
+  /// passed. A failed attempt is undone wherever its SET may have landed
+  /// before the next one starts, per options.retry and options.wait_timeout.
   ///
   /// Handler signature: `void(redlock::error_code, redlock::lock)`.
   ///
-  /// Completes with:
+  /// Completion condition: an attempt reached a quorum; or the last allowed
+  /// attempt failed and was undone; or the operation was cancelled.
+  ///
+  /// Error codes:
   /// - success: the lock, with its validity deadline and per-node outcomes;
   /// - errc::not_acquired: held by another owner (after all attempts);
   /// - errc::quorum_unreachable: too few nodes answered;
   /// - errc::authentication_failed: the nodes refused our credentials;
-  /// - errc::validity_expired: a quorum agreed too late;
+  /// - errc::validity_expired: a quorum agreed too late (or with less than
+  ///   options.min_validity left);
   /// - an invalid-argument errc (empty_resource, invalid_ttl, ...) without
   ///   touching the nodes;
-  /// - boost::asio::error::operation_aborted: the client was destroyed.
+  /// - boost::asio::error::operation_aborted: cancelled, or the client was
+  ///   closed or destroyed.
   /// On failure the lock is empty but its nodes() tell each node's outcome.
   ///
-  /// Cancellation: only by close() or destroying the client.
+  /// Per-operation cancellation: options.stop (a std::stop_token, any Boost),
+  /// and with Boost >= 1.77 the cancellation slot associated with the
+  /// handler (any type but none: terminal, partial and total act alike). A
+  /// wait between attempts ends at once; an attempt in flight is first
+  /// undone on every node where its SET may have landed. Also ended by
+  /// close().
+  ///
+  /// The handler is never invoked from inside this function.
   template <class CompletionToken>
   auto async_acquire(std::string resource, lock_options options, CompletionToken&& token);
 
   /// Releases `held` on all nodes with a compare-and-delete script (only a
-  /// key still holding our token is deleted), and announces the release to
-  /// waiters (see retry_policy::wake_on_release).
+  /// key that still holds our token is deleted), and announces the release
+  /// to waiters (see retry_policy::wake_on_release); this client's longest
+  /// waiter for the resource gets its attempt queued right behind the
+  /// delete. Every copy of the handle reads released() and no longer valid()
+  /// from the start.
   ///
   /// Handler signature: `void(redlock::error_code, std::size_t removed)`,
-  /// `removed` being the number of nodes that had confirmed deleting the
-  /// key when the handler was called.
+  /// `removed` being the number of nodes that had confirmed deleting our key
+  /// when the handler was called.
   ///
-  /// Completes as soon as a quorum of nodes has confirmed the deletion (no
-  /// other owner can then be refused for lack of a quorum because of us), or
-  /// else when every node has answered or the request timeout (ttl/20, at
-  /// most 500 ms) has passed. A slow node never sets the pace: its delete
-  /// stays queued on its connection and runs before any later command of this
-  /// client on that node; if it never arrives, the key expires with its TTL.
-  /// Success when a quorum answered (even if `removed` is 0 because the lock
-  /// had expired), errc::quorum_unreachable when fewer did,
-  /// errc::not_a_lock for an empty handle.
+  /// Completion condition: a quorum of nodes confirmed the delete; or enough
+  /// nodes answered that they no longer held our token to rule a quorum
+  /// out; or every node answered or failed; or the request timeout (ttl/20,
+  /// at most 500 ms) passed. A slow node never sets the pace: its delete
+  /// stays queued on its connection (and is sent again after a reconnect,
+  /// while the key can still exist), and runs before any later command of
+  /// this client on that node; if it never arrives, the key expires with
+  /// its TTL.
   ///
-  /// Cancellation: only by close() or destroying the client.
+  /// Error codes:
+  /// - success: a quorum deleted our key;
+  /// - errc::lock_lost: a majority no longer held our token: the lock had
+  ///   lapsed (expired, or taken after expiring) before the release, so the
+  ///   critical section may have run without it;
+  /// - errc::quorum_unreachable: too few nodes answered to know;
+  /// - errc::not_a_lock: `held` is empty;
+  /// - boost::asio::error::operation_aborted: cancelled or the client closed
+  ///   (the deletes already queued still run).
+  /// Releasing the same acquisition again succeeds at once with removed = 0
+  /// and sends nothing (nobody is woken twice).
+  ///
+  /// Per-operation cancellation (Boost >= 1.77 slot): completes at once with
+  /// operation_aborted; the deletes already queued still run, and the handle
+  /// stays released.
+  ///
+  /// The handler is never invoked from inside this function.
   template <class CompletionToken>
   auto async_release(const lock& held, CompletionToken&& token);
 
   /// Extends `held` to expire `ttl` from now with a compare-and-PEXPIRE
-  /// script on all nodes.
+  /// script on all nodes. The script never shortens a key: a node whose key
+  /// already expires later than `ttl` from now keeps its expiry, so no
+  /// extend, successful or not, leaves the keys expiring before the
+  /// validity any copy of the handle reports.
   ///
-  /// Handler signature: `void(redlock::error_code, redlock::lock)`.
+  /// Handler signature: `void(redlock::error_code, redlock::lock)`. The lock
+  /// is the same acquisition as `held` (so it can still be released) with
+  /// this round's node outcomes.
   ///
-  /// Succeeds with a quorum of nodes confirming before the current validity
-  /// ends; the new validity counts from the start of the extend. Completes
-  /// with errc::lock_expired, without touching the nodes, if the validity
-  /// had already ended; errc::lock_lost if too many nodes no longer hold
-  /// our token; errc::quorum_unreachable if too few answered in time. On
-  /// failure the returned handle is empty; the old one must no longer be
-  /// trusted beyond its own deadline.
+  /// Completion condition: a quorum confirmed, or a quorum became
+  /// impossible, or the request timeout or the old validity passed.
+  ///
+  /// Error codes:
+  /// - success: the validity deadline of every copy becomes the later of
+  ///   the old one and (start of the extend + ttl - drift);
+  /// - errc::lock_lost: too many nodes no longer hold our token; the
+  ///   validity of every copy ends now (release it to clean up the rest);
+  /// - errc::quorum_unreachable, errc::lock_expired (the quorum came after
+  ///   the old validity ended, or it had ended before the call, in which
+  ///   case no node is touched): the old validity still stands, because no
+  ///   key was shortened;
+  /// - errc::lock_released: the lock had been released;
+  /// - errc::not_a_lock: `held` is empty; an invalid-argument errc for a
+  ///   bad `ttl`;
+  /// - boost::asio::error::operation_aborted: cancelled or the client closed.
+  ///
+  /// Per-operation cancellation (Boost >= 1.77 slot): completes at once with
+  /// operation_aborted and the old validity (an extend that lands later
+  /// only makes the keys live longer).
+  ///
+  /// The handler is never invoked from inside this function.
   template <class CompletionToken>
   auto async_extend(const lock& held, milliseconds ttl, CompletionToken&& token);
 
  private:
-  void start_acquire(std::string resource, lock_options options,
-                  detail::completion<error_code, lock> done);
-  void start_release(lock held, detail::completion<error_code, std::size_t> done);
-  void start_extend(lock held, milliseconds ttl, detail::completion<error_code, lock> done);
+  using pending = std::shared_ptr<detail::pending_operation>;
+  pending make_acquire(std::string resource, lock_options options,
+                       detail::completion<error_code, lock> done);
+  pending make_release(lock held, detail::completion<error_code, std::size_t> done);
+  pending make_extend(lock held, milliseconds ttl, detail::completion<error_code, lock> done);
 
   executor_type executor_;
-  std::shared_ptr<detail::client_core> core_;
+  std::shared_ptr<detail::node_set> nodes_;
 };
 
 }  // namespace redlock

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <stdexcept>
+#include <stop_token>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -74,6 +75,10 @@ struct lock_options {
   /// Give up once this much time has passed since the call; 0 means no limit
   /// other than retry.max_attempts.
   milliseconds wait_timeout{0};
+  /// Cancels the acquire when stop is requested (from any thread): a wait
+  /// ends at once, an attempt in flight is undone first; the acquire then
+  /// completes with boost::asio::error::operation_aborted.
+  std::stop_token stop{};
 };
 
 enum class log_level { debug, info, warning, error };

@@ -17,7 +17,8 @@ enum class errc {
   quorum_unreachable,  ///< Too few nodes answered for a majority to be possible.
   validity_expired,    ///< A majority agreed, but too late: no validity time was left.
   lock_expired,        ///< The lock's validity had ended before the operation started.
-  lock_lost,           ///< Extend: the lock no longer holds on a majority of nodes.
+  lock_lost,           ///< Extend or release: the lock no longer held on a majority of nodes.
+  lock_released,       ///< Extend: the lock had been released (through this or another copy).
 
   // Per-node failures.
   node_timeout,           ///< The node did not answer within the request timeout.

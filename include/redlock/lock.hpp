@@ -6,64 +6,80 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 namespace redlock {
+
+namespace detail {
+struct lock_state;
+struct lock_access;
+}  // namespace detail
 
 /// What one node said to the last operation on a lock.
 struct node_outcome {
   enum class status : std::uint8_t {
     pending,         ///< No answer yet when the operation completed (it did not wait).
     acquired,        ///< The node holds the key with our token.
-    held_elsewhere,  ///< The key exists with another owner's token.
+    held_elsewhere,  ///< The key exists with another owner's token (or, for an extend, not ours).
     failed,          ///< Timeout, connection or server error: see `error`.
   };
   status state = status::pending;
   error_code error{};
 };
 
-/// A lock held, or last held, on a quorum of nodes. A plain value: copying
-/// it does not copy ownership in Redis, and destroying it releases nothing
-/// (call client::async_release).
+/// One acquisition of a resource, as the library knows it.
+///
+/// - Only the library creates handles that hold a lock: async_acquire, and
+///   async_extend which returns the same lock with its new validity.
+/// - Copies refer to the same acquisition. async_extend moves the validity
+///   of every copy (it only ever grows, see client::async_extend), and
+///   async_release ends it for every copy at once: after a release has
+///   started, valid() is false everywhere, and a second release does nothing.
+/// - Destroying handles releases nothing; a lock nobody releases expires
+///   with its TTL on the nodes.
+/// - A default-constructed handle, or the one a failed acquire returns, is
+///   empty(): it holds nothing but still reports each node's outcome.
+///
+/// Reading a handle is thread-safe, also while an operation on the same
+/// lock runs on the client's strand.
 class lock {
  public:
   lock() = default;
 
-  /// False for a default-constructed handle or one from a failed operation.
-  bool empty() const noexcept { return token_.empty(); }
+  /// True when the handle stands for no acquisition (default-constructed or
+  /// from a failed acquire).
+  bool empty() const noexcept { return state_ == nullptr; }
 
-  const std::string& resource() const noexcept { return resource_; }
+  const std::string& resource() const noexcept;
   /// The random value stored in Redis that proves ownership.
-  const std::string& token() const noexcept { return token_; }
-  std::chrono::milliseconds ttl() const noexcept { return ttl_; }
+  const std::string& token() const noexcept;
+  /// The TTL of the last successful acquire or extend.
+  std::chrono::milliseconds ttl() const noexcept;
 
-  /// Until then the lock is guaranteed to be held (under the algorithm's
-  /// assumptions: see docs/safety.md). Measured on redlock::clock.
-  clock::time_point validity_deadline() const noexcept { return deadline_; }
-  /// Time left before validity_deadline(), zero once it has passed.
+  /// Until then the lock is held on a majority (under the algorithm's
+  /// assumptions: see docs/safety.md). Measured on redlock::clock. Never
+  /// moves earlier, except to "now" when an extend or release finds the lock
+  /// lost.
+  clock::time_point validity_deadline() const noexcept;
+  /// Time left before validity_deadline(), zero once it has passed or the
+  /// lock was released.
   std::chrono::milliseconds remaining_validity(clock::time_point now = clock::now()) const noexcept;
-  bool valid(clock::time_point now = clock::now()) const noexcept {
-    return !empty() && now < deadline_;
-  }
+  /// Held: not empty, not released, and before validity_deadline().
+  bool valid(clock::time_point now = clock::now()) const noexcept;
+  /// A release of this acquisition has started (through any copy).
+  bool released() const noexcept;
 
-  /// One entry per configured node, in configuration order.
+  /// What each node said to the operation that returned this handle, one
+  /// entry per configured node, in configuration order.
   const std::vector<node_outcome>& nodes() const noexcept { return nodes_; }
 
-  /// Builds a handle. The library does this; public for tests and adapters.
-  lock(std::string resource, std::string token, std::chrono::milliseconds ttl,
-       clock::time_point deadline, std::vector<node_outcome> nodes)
-      : resource_(std::move(resource)),
-        token_(std::move(token)),
-        ttl_(ttl),
-        deadline_(deadline),
-        nodes_(std::move(nodes)) {}
-
  private:
-  std::string resource_;
-  std::string token_;
-  std::chrono::milliseconds ttl_{0};
-  clock::time_point deadline_{};
+  friend struct detail::lock_access;
+  lock(std::shared_ptr<detail::lock_state> state, std::vector<node_outcome> nodes);
+
+  std::shared_ptr<detail::lock_state> state_;
   std::vector<node_outcome> nodes_;
 };
 

@@ -1,217 +1,163 @@
-#include "detail/operations.hpp"
+#include "detail/acquire_op.hpp"
 
-#include "detail/backoff.hpp"
+#include "detail/commands.hpp"
+#include "detail/lock_state.hpp"
+#include "detail/negative_controls.hpp"
 #include "detail/random.hpp"
-
-#include <algorithm>
+#include "detail/undo_op.hpp"
 
 namespace redlock::detail {
 namespace {
 
-round_rules acquire_rules(const lock_options& options, double drift_factor) {
-  round_rules rules;
-  rules.ttl = options.ttl;
-  rules.drift_factor = drift_factor;
-  rules.min_validity = options.min_validity;
-  rules.refusal_error = errc::not_acquired;
+acquire_rules rules_of(const lock_options& options, double drift_factor) {
+  acquire_rules rules;
+  rules.round.ttl = options.ttl;
+  rules.round.drift_factor = drift_factor;
+  rules.round.min_validity = options.min_validity;
+  rules.round.refusal_error = errc::not_acquired;
+  rules.request_timeout = effective_request_timeout(options);
+  rules.retry = options.retry;
+  rules.wait_timeout = options.wait_timeout;
   return rules;
 }
 
 }  // namespace
 
-acquire_op::acquire_op(std::shared_ptr<client_core> core, std::string resource,
-                       lock_options options, completion<error_code, lock> done)
-    : core_(std::move(core)),
+acquire_op::acquire_op(std::shared_ptr<node_set> nodes, std::string resource,
+                       lock_options options, completion<error_code, redlock::lock> done)
+    : operation(std::move(nodes), std::move(done)),
       resource_(std::move(resource)),
-      key_(core_->key_for(resource_)),
-      options_(options),
-      request_timeout_(effective_request_timeout(options)),
-      done_(std::move(done)),
-      fsm_(core_->size(), acquire_rules(options, core_->config().drift_factor)),
-      timer_(core_->strand()) {
-  core_->enroll(this);
-}
-
-acquire_op::~acquire_op() { core_->withdraw(this); }
+      key_(nodes_->key_for(resource_)),
+      options_(std::move(options)),
+      fsm_(nodes_->size(), rules_of(options_, nodes_->config().drift_factor), &unit_random),
+      timer_(nodes_->strand()) {}
 
 void acquire_op::run() {
-  if (core_->closed()) return complete(boost::asio::error::operation_aborted, {});
-  if (auto ec = validate(resource_, options_, core_->config().drift_factor)) {
-    return complete(ec, {});
+  if (auto ec = validate(resource_, options_, nodes_->config().drift_factor)) {
+    return finish(ec);
   }
-  if (options_.wait_timeout.count() > 0) wait_deadline_ = clock::now() + options_.wait_timeout;
-  attempt();
+  if (options_.stop.stop_requested()) return finish(boost::asio::error::operation_aborted);
+  if (options_.stop.stop_possible()) {
+    stop_.emplace(options_.stop, cancel_on_stop{std::static_pointer_cast<acquire_op>(
+                                     shared_from_this())});
+  }
+  execute(fsm_.start(clock::now()));
 }
 
-void acquire_op::attempt() {
-  const auto attempt = ++attempt_;
-  releases_here_at_attempt_ = core_->wakeups().releases_here();
-  token_ = make_token();
-  const auto command = acquire_command(key_, token_, options_.ttl);
-  auto self = shared_from_this();
+void acquire_op::cancel_on_stop::operator()() const {
+  if (auto alive = op.lock()) alive->request_cancel();
+}
 
-  // Elapsed time counts from before the first send.
-  const auto start = clock::now();
-  fsm_.start(start);
-  for (std::size_t i = 0; i < core_->size(); ++i) {
-    core_->node(i).send(command, [self, attempt, i](error_code ec, const reply& r) {
-      self->on_reply(attempt, i, ec, r);
+void acquire_op::cancel() { execute(fsm_.on_cancel(clock::now())); }
+
+void acquire_op::abort() {
+  // The client is closing: its connections fail whatever is in flight, so
+  // there is nothing left to undo through them.
+  timer_.cancel();
+  finish(boost::asio::error::operation_aborted);
+}
+
+void acquire_op::execute(acquire_fsm::action next) {
+  using kind = acquire_fsm::action::kind;
+  switch (next.what) {
+    case kind::none:
+      return;
+    case kind::send_attempt:
+      return send_attempt(next);
+    case kind::undo:
+      return undo(std::move(next.undo));
+    case kind::pause:
+      arm_timer(next.at, next.timer_id);
+      if (next.wait_for_release) {
+        wait_for_release();
+        // Our own client released the key during the attempt, before we
+        // were waiting for its hand-over.
+        if (!waiting_at_attempt_ &&
+            nodes_->wakeups().released_here_since(key_, releases_here_at_attempt_)) {
+          execute(fsm_.on_release_seen(true, clock::now()));
+        }
+      }
+      return;
+    case kind::complete:
+      return finish(next.error);
+  }
+}
+
+void acquire_op::send_attempt(const acquire_fsm::action& next) {
+  const auto attempt = fsm_.attempt();
+  releases_here_at_attempt_ = nodes_->wakeups().releases_here();
+  waiting_at_attempt_ = waiter_ != 0;
+  token_ = make_token();
+  attempt_start_ = clock::now();
+  const auto command = acquire_command(key_, token_, options_.ttl);
+  auto self = std::static_pointer_cast<acquire_op>(shared_from_this());
+  for (std::size_t i = 0; i < nodes_->size(); ++i) {
+    nodes_->node(i).send(command, [self, attempt, i](error_code ec, const reply& r) {
+      if (self->completed()) return;
+      self->execute(self->fsm_.on_vote(attempt, i, acquire_vote(ec, r), clock::now()));
     });
   }
-  timer_.expires_at(start + request_timeout_);
-  timer_.async_wait([self, attempt](error_code ec) {
-    if (!ec) self->on_timeout(attempt);
-  });
+  arm_timer(next.at, next.timer_id);
 }
 
-void acquire_op::on_reply(std::uint64_t attempt, std::size_t node, error_code ec, const reply& r) {
-  // A reply to an earlier attempt, or one after the verdict, is no vote.
-  if (attempt != attempt_ || fsm_.current() != quorum_fsm::state::pending || !done_) return;
-  const auto now = clock::now();
-  if (ec) return settle(fsm_.on_failed(node, ec, now));
-  if (r.is_ok()) return settle(fsm_.on_granted(node, now));
-  if (r.type == reply::kind::nil) return settle(fsm_.on_refused(node, now));
-  if (r.is_error()) return settle(fsm_.on_failed(node, classify_error_reply(r.text), now));
-  settle(fsm_.on_failed(node, errc::protocol_error, now));
+void acquire_op::undo(undo_plan plan) {
+  auto self = std::static_pointer_cast<acquire_op>(shared_from_this());
+  std::make_shared<undo_op>(nodes_, key_, token_, std::move(plan),
+                            effective_request_timeout(options_), attempt_start_ + options_.ttl,
+                            [self] {
+                              if (self->completed()) return;
+                              self->execute(self->fsm_.on_undone(clock::now()));
+                            })
+      ->run();
 }
 
-void acquire_op::on_timeout(std::uint64_t attempt) {
-  if (attempt != attempt_ || !done_) return;
-  settle(fsm_.on_timeout(clock::now()));
-}
-
-void acquire_op::settle(quorum_fsm::state state) {
-  if (state == quorum_fsm::state::pending) return;
-  timer_.cancel();
-  if (state == quorum_fsm::state::reached) {
-    return complete(
-        {}, lock(resource_, token_, options_.ttl, fsm_.validity_deadline(), fsm_.outcomes()));
-  }
-
-  // Undo the attempt on every node where our SET may have landed: granted,
-  // or the answer lost or late (not where the key was held by another).
-  // Wait for the nodes that are answering, not for those that timed out
-  // (their release is queued behind their SET).
-  const auto& outcomes = fsm_.outcomes();
-  const auto refused = [](const node_outcome& o) {
-    return o.state == node_outcome::status::held_elsewhere;
-  };
-  // Refused everywhere (the usual failure under contention): nothing to undo.
-  if (std::all_of(outcomes.begin(), outcomes.end(), refused)) return on_released();
-  using role = release_op::node_role;
-  const auto timed_out = make_error_code(errc::node_timeout);
-  release_op::plan how;
-  how.nodes.reserve(outcomes.size());
-  for (const auto& o : outcomes) {
-    if (refused(o)) {
-      how.nodes.push_back(role::skip);
-    } else if (o.state == node_outcome::status::failed && o.error == timed_out) {
-      how.nodes.push_back(role::send_only);
-    } else {
-      how.nodes.push_back(role::send_and_await);
-    }
-  }
-  auto release = std::make_shared<release_op>(
-      core_, key_, token_, request_timeout_, std::move(how),
-      [self = shared_from_this()](release_op::result) { self->on_released(); });
-  release->run();
-}
-
-void acquire_op::on_released() {
-  if (core_->closed()) return complete(boost::asio::error::operation_aborted, {});
-  const auto error = fsm_.error();
-  const auto now = clock::now();
-  auto next = next_attempt_at(options_.retry, static_cast<unsigned>(attempt_), now, wait_deadline_,
-                              unit_random());
-  if (!next) {
-    return complete(error, lock(resource_, {}, options_.ttl, {}, fsm_.outcomes()));
-  }
-  if (options_.retry.wake_on_release && error == errc::not_acquired) {
-    // Held elsewhere: the holder's release may come before the delay ends,
-    // or may already have come while this attempt was failing.
-    wait_for_release();
-    // Our own client's release during the attempt came before we waited
-    // for it: its hand-over went to someone else or to nobody.
-    const bool missed_here = core_->wakeups().released_here_since(key_, releases_here_at_attempt_);
-    if (std::exchange(release_seen_, false) || missed_here) {
-      const bool here = std::exchange(release_seen_here_, false) || missed_here;
-      next = std::min(*next, here ? now : now + wake_jitter());
-    }
-  }
-  pause_until(*next);
-}
-
-void acquire_op::pause_until(clock::time_point at) {
-  const auto pause = ++pause_;
-  pausing_ = true;
+void acquire_op::arm_timer(clock::time_point at, std::uint64_t timer_id) {
   timer_.expires_at(at);
-  timer_.async_wait([self = shared_from_this(), pause](error_code ec) {
-    if (ec || pause != self->pause_ || !self->done_) return;
-    self->pausing_ = false;
-    self->attempt();
-  });
+  timer_.async_wait(
+      [self = std::static_pointer_cast<acquire_op>(shared_from_this()), timer_id](error_code ec) {
+        // A handler already queued when the timer was re-armed still runs
+        // with success: the machine knows it by its id.
+        if (ec || self->completed()) return;
+        self->execute(self->fsm_.on_timer(timer_id, clock::now()));
+      });
 }
 
 void acquire_op::wait_for_release() {
   if (waiter_ != 0) return;
-  if (ticket_ == 0) ticket_ = core_->wakeups().take_ticket();
-  waiter_ = core_->wakeups().wait(
+  if (ticket_ == 0) ticket_ = nodes_->wakeups().take_ticket();
+  waiter_ = nodes_->wakeups().wait(
       key_, ticket_,
-      [self = shared_from_this()](wakeup_hub::wake_reason why) { self->on_woken(why); });
-}
-
-void acquire_op::on_woken(wakeup_hub::wake_reason why) {
-  waiter_ = 0;
-  if (!done_) return;
-  const bool here = why == wakeup_hub::wake_reason::released_here;
-  // Stay subscribed across the next attempt, so a release during it is not missed.
-  wait_for_release();
-  if (!pausing_) {
-    release_seen_ = true;
-    release_seen_here_ = release_seen_here_ || here;
-    return;
-  }
-  if (here) {
-    // Our own client's release is queued on every connection: an attempt
-    // sent now runs right behind it, ahead of anything sent later (such as
-    // the releaser's own next acquire). Jitter would only give that away.
-    ++pause_;
-    pausing_ = false;
-    timer_.cancel();
-    return attempt();
-  }
-  pause_until(std::min(clock::now() + wake_jitter(), timer_.expiry()));
-}
-
-clock::duration acquire_op::wake_jitter() const {
-  // One waiter per client and message is woken, but every client has one.
-  // Random jitter spreads them, and shrinking it with each failed attempt
-  // lets the longest waiters go first.
-  const auto spread = std::chrono::duration_cast<clock::duration>(std::chrono::microseconds(500));
-  return std::chrono::duration_cast<clock::duration>(spread * unit_random() /
-                                                     static_cast<double>(attempt_));
+      [self = std::static_pointer_cast<acquire_op>(shared_from_this())](
+          wakeup_hub::wake_reason why) {
+        self->waiter_ = 0;
+        if (self->completed()) return;
+        // Stay in line across the next attempt, so a release during it is not missed.
+        self->wait_for_release();
+        self->execute(self->fsm_.on_release_seen(why == wakeup_hub::wake_reason::released_here,
+                                                 clock::now()));
+      });
 }
 
 void acquire_op::stop_waiting() {
-  if (waiter_ != 0) core_->wakeups().cancel(std::exchange(waiter_, 0));
+  if (waiter_ != 0) nodes_->wakeups().cancel(std::exchange(waiter_, 0));
 }
 
-void acquire_op::abort() {
-  // Only the retry pause needs ending here; every other wait ends when the
-  // connections shut down.
+void acquire_op::finish(error_code ec) {
+  if (completed()) return;
   timer_.cancel();
   stop_waiting();
-  if (fsm_.current() != quorum_fsm::state::pending) {
-    complete(boost::asio::error::operation_aborted, {});
+  stop_.reset();
+  if (ec) {
+    complete(ec, lock_access::failed(fsm_.round().outcomes()));
+    return;
   }
-}
-
-void acquire_op::complete(error_code ec, lock result) {
-  if (!done_) return;
-  stop_waiting();
-  auto done = std::move(done_);
-  done_ = {};
-  done(ec, std::move(result));
+  const auto& round = fsm_.round();
+  auto state = std::make_shared<lock_state>(resource_, token_, options_.ttl,
+                                            round.validity_deadline());
+  complete({}, lock_access::make(std::move(state), round.outcomes()));
+  if (broken_on_purpose().settle_twice) {
+    undo(undo_plan(nodes_->size(), undo_role::send));  // the same attempt, undone too
+  }
 }
 
 }  // namespace redlock::detail

@@ -20,12 +20,6 @@ struct decimal {
   std::size_t length = 0;
 };
 
-std::string_view verb(script_call how) { return how == script_call::evalsha ? "EVALSHA" : "EVAL"; }
-
-std::string_view script_text(const lua_script& script, script_call how) {
-  return how == script_call::evalsha ? std::string_view(script.sha1) : script.body;
-}
-
 }  // namespace
 
 const lua_script& release_script() {
@@ -43,7 +37,11 @@ const lua_script& release_script() {
 const lua_script& extend_script() {
   static const lua_script script = make_script(
       "if redis.call('get', KEYS[1]) == ARGV[1] then\n"
-      "  return redis.call('pexpire', KEYS[1], ARGV[2])\n"
+      // Never shorten: a handle may still trust the expiry set before.
+      "  if redis.call('pttl', KEYS[1]) < tonumber(ARGV[2]) then\n"
+      "    redis.call('pexpire', KEYS[1], ARGV[2])\n"
+      "  end\n"
+      "  return 1\n"
       "end\n"
       "return 0\n");
   return script;
@@ -74,9 +72,8 @@ std::string acquire_command(std::string_view key, std::string_view token,
 }
 
 std::string release_command(std::string_view key, std::string_view token, std::string_view channel,
-                            std::string_view releaser, script_call how) {
-  return format_command(
-      {verb(how), script_text(release_script(), how), "1", key, token, channel, releaser});
+                            std::string_view releaser) {
+  return format_command({"EVAL", release_script().body, "1", key, token, channel, releaser});
 }
 
 std::string release_channel(std::string_view key) {
@@ -86,9 +83,9 @@ std::string release_channel(std::string_view key) {
 }
 
 std::string extend_command(std::string_view key, std::string_view token,
-                           std::chrono::milliseconds ttl, script_call how) {
+                           std::chrono::milliseconds ttl) {
   const decimal ms(ttl.count());
-  return format_command({verb(how), script_text(extend_script(), how), "1", key, token, ms.view()});
+  return format_command({"EVAL", extend_script().body, "1", key, token, ms.view()});
 }
 
 std::string auth_command(std::string_view username, std::string_view password) {
@@ -99,10 +96,6 @@ std::string auth_command(std::string_view username, std::string_view password) {
 std::string select_command(int database) {
   const decimal db(database);
   return format_command({"SELECT", db.view()});
-}
-
-std::string script_load_command(const lua_script& script) {
-  return format_command({"SCRIPT", "LOAD", script.body});
 }
 
 }  // namespace redlock::detail

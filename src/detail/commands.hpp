@@ -18,7 +18,8 @@ struct lua_script {
 /// ARGV[2] is not empty, publishes ARGV[3] (the releasing client's id) on
 /// channel ARGV[2] to wake waiters; returns 1 or 0.
 const lua_script& release_script();
-/// Sets KEYS[1] to expire in ARGV[2] ms only while it holds ARGV[1]; returns 1 or 0.
+/// While KEYS[1] holds ARGV[1], makes it expire in ARGV[2] ms unless it
+/// already expires later (an extend never shortens a lock); returns 1 or 0.
 const lua_script& extend_script();
 
 /// RESP encoding of one command (formatted by hiredis).
@@ -27,23 +28,23 @@ std::string format_command(std::initializer_list<std::string_view> args);
 /// SET key token NX PX ttl: OK when set, nil when the key exists.
 std::string acquire_command(std::string_view key, std::string_view token,
                             std::chrono::milliseconds ttl);
-/// Scripts go out as EVALSHA; EVAL (which also caches the script) answers
-/// a NOSCRIPT error from a node whose cache was flushed.
-enum class script_call { evalsha, eval };
+// Scripts go out as EVAL, never EVALSHA: a NOSCRIPT answer (a node whose
+// script cache was flushed) would need a second command at the back of the
+// pipeline, after commands that must run behind the script. EVAL costs the
+// node no measurable time more (it hashes the body to find its cache entry).
 
 /// `channel` empty: release without waking anyone (undoing a failed attempt).
 /// `releaser`: the message published, so a client can tell its own releases
 /// (which it hands over to its waiters at once) from others'.
 std::string release_command(std::string_view key, std::string_view token, std::string_view channel,
-                            std::string_view releaser, script_call how = script_call::evalsha);
+                            std::string_view releaser);
 /// The pub/sub channel on which the release of `key` is announced.
 std::string release_channel(std::string_view key);
 std::string extend_command(std::string_view key, std::string_view token,
-                           std::chrono::milliseconds ttl, script_call how = script_call::evalsha);
+                           std::chrono::milliseconds ttl);
 
 /// Connection set-up.
 std::string auth_command(std::string_view username, std::string_view password);
 std::string select_command(int database);
-std::string script_load_command(const lua_script& script);
 
 }  // namespace redlock::detail

@@ -73,9 +73,12 @@ void connection::connect() {
   const auto generation = ++generation_;
   auto self = shared_from_this();
 
+  // Bounds the whole set-up, handshake included: commands queued behind it
+  // must not wait for the stall timeout.
   connect_timer_.expires_after(settings_.connect_timeout);
   connect_timer_.async_wait([this, self, generation](error_code ec) {
-    if (ec || generation != generation_ || state_ != state::connecting) return;
+    if (ec || generation != generation_) return;
+    if (state_ != state::connecting && state_ != state::handshaking) return;
     fail(boost::asio::error::timed_out);
   });
 
@@ -96,35 +99,28 @@ void connection::connect() {
 }
 
 void connection::on_connected() {
-  connect_timer_.cancel();
   error_code ignored;
   socket_.set_option(boost::asio::ip::tcp::no_delay(true), ignored);
   socket_.set_option(boost::asio::socket_base::keep_alive(true), ignored);
   state_ = state::handshaking;
 
-  // AUTH and SELECT must succeed; SCRIPT LOAD only warms the script cache
-  // (a user without the SCRIPT permission still works through EVAL).
+  // AUTH and SELECT must succeed. A subscriber PINGs, so that it is ready
+  // only once the node answers.
   std::vector<std::string> setup;
   if (!node_.password.empty()) setup.push_back(auth_command(node_.username, node_.password));
   if (node_.database != 0) setup.push_back(select_command(node_.database));
-  const std::size_t required = setup.size();
-  if (settings_.subscriber) {
-    setup.push_back(format_command({"PING"}));
-  } else {
-    setup.push_back(script_load_command(release_script()));
-    setup.push_back(script_load_command(extend_script()));
-  }
+  if (settings_.subscriber) setup.push_back(format_command({"PING"}));
 
+  read();
+  if (setup.empty()) return become_ready();
   auto self = shared_from_this();
   for (std::size_t i = 0; i < setup.size(); ++i) {
-    const bool must_succeed = i < required;
     const bool last = i + 1 == setup.size();
-    enqueue_write(setup[i], [this, self, must_succeed, last](error_code ec, const reply& r) {
-      if (!ec && r.is_error() && must_succeed) ec = classify_error_reply(r.text);
+    enqueue_write(setup[i], [this, self, last](error_code ec, const reply& r) {
+      if (!ec && r.is_error()) ec = classify_error_reply(r.text);
       on_handshake_reply(ec, r, last);
     });
   }
-  read();
 }
 
 void connection::on_handshake_reply(error_code ec, const reply& r, bool last) {
@@ -139,6 +135,7 @@ void connection::on_handshake_reply(error_code ec, const reply& r, bool last) {
 }
 
 void connection::become_ready() {
+  connect_timer_.cancel();
   state_ = state::ready;
   if (consecutive_failures_ > 0) {
     settings_.log(log_level::info, fmt::format("redlock: node {}: reconnected", describe()));
@@ -147,7 +144,14 @@ void connection::become_ready() {
   last_error_ = {};
   auto queued = std::move(not_connected_);
   not_connected_.clear();
-  for (auto& command : queued) enqueue_write(command.command, std::move(command.done));
+  const auto now = clock::now();
+  for (auto& command : queued) {
+    if (command.retry_until != clock::time_point{} && now >= command.retry_until) {
+      command.done(errc::node_timeout, reply{});
+      continue;
+    }
+    enqueue_write(command.command, std::move(command.done), command.retry_until);
+  }
   if (ready_handler_) ready_handler_();
 }
 
@@ -161,35 +165,45 @@ void connection::on_push(push_handler handler) { push_handler_ = std::move(handl
 
 void connection::on_ready(unique_function<void()> handler) { ready_handler_ = std::move(handler); }
 
-void connection::send(std::string_view command, callback done) {
+void connection::send(std::string_view command, callback done, clock::time_point retry_until) {
+  const bool waits_for_reconnect =
+      retry_until != clock::time_point{} && clock::now() < retry_until;
   switch (state_) {
     case state::ready:
-      enqueue_write(command, std::move(done));
+      enqueue_write(command, std::move(done), retry_until);
       return;
     case state::idle:
     case state::connecting:
     case state::handshaking:
-      not_connected_.push_back({std::string(command), std::move(done)});
+      not_connected_.push_back({std::string(command), std::move(done), retry_until});
       return;
     case state::backoff:
-    case state::closed: {
-      // Fail fast: a down node must not cost the caller a request timeout.
-      const error_code ec = state_ == state::closed ? error_code(errc::connection_closed)
-                            : last_error_           ? last_error_
-                                                    : error_code(errc::node_unavailable);
-      boost::asio::post(strand_, [done = std::move(done), ec]() mutable { done(ec, reply{}); });
-      return;
-    }
+      if (waits_for_reconnect) {
+        not_connected_.push_back({std::string(command), std::move(done), retry_until});
+        return;
+      }
+      break;
+    case state::closed:
+      break;
   }
+  // Fail fast: a down node must not cost the caller a request timeout.
+  const error_code ec = state_ == state::closed ? error_code(errc::connection_closed)
+                        : last_error_           ? last_error_
+                                                : error_code(errc::node_unavailable);
+  boost::asio::post(strand_, [done = std::move(done), ec]() mutable { done(ec, reply{}); });
 }
 
-void connection::enqueue_write(std::string_view command, callback done) {
+void connection::enqueue_write(std::string_view command, callback done,
+                               clock::time_point retry_until) {
   if (awaiting_reply_.empty()) {
     last_progress_ = clock::now();
     if (!stall_timer_armed_) watch_for_stall();
   }
   pending_output_.append(command);
-  awaiting_reply_.push_back(std::move(done));
+  awaiting_reply_.push_back({std::move(done), retry_until == clock::time_point{}
+                                                  ? std::string()
+                                                  : std::string(command),
+                             retry_until});
   if (!write_in_flight_ && corked_ == 0) write();
 }
 
@@ -279,7 +293,7 @@ void connection::on_read(std::size_t bytes) {
       if (generation != generation_) return;
       continue;
     }
-    auto done = std::move(awaiting_reply_.front());
+    auto done = std::move(awaiting_reply_.front().done);
     awaiting_reply_.pop_front();
     done(error_code{}, view_of(*static_cast<const redisReply*>(raw)));
     // The callback may have shut the connection down.
@@ -338,8 +352,28 @@ void connection::fail_pending(error_code ec) {
   auto waiting = std::move(not_connected_);
   awaiting_reply_.clear();
   not_connected_.clear();
-  for (auto& done : awaiting) done(ec, reply{});
-  for (auto& command : waiting) command.done(ec, reply{});
+  // Commands that may be repeated go to the next connection, ahead of
+  // anything sent later, whether or not they ran on this one.
+  const auto now = clock::now();
+  const bool reconnecting = state_ != state::closed;
+  std::deque<waiting_command> again;
+  for (auto& command : awaiting) {
+    if (reconnecting && !command.resend.empty() && now < command.retry_until) {
+      again.push_back({std::move(command.resend), std::move(command.done), command.retry_until});
+    } else {
+      command.done(ec, reply{});
+    }
+  }
+  for (auto& command : waiting) {
+    if (reconnecting && command.retry_until != clock::time_point{} && now < command.retry_until) {
+      again.push_back(std::move(command));
+    } else {
+      command.done(ec, reply{});
+    }
+  }
+  // Callbacks above may have queued more: those come after the retried ones.
+  for (auto& command : not_connected_) again.push_back(std::move(command));
+  not_connected_ = std::move(again);
 }
 
 }  // namespace redlock::detail

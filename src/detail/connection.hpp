@@ -54,7 +54,13 @@ class connection : public std::enable_shared_from_this<connection> {
   void start();
   /// Queues a RESP-formatted command (copied only if it must wait for the
   /// connection).
-  void send(std::string_view command, callback done);
+  ///
+  /// `retry_until` set: the command is idempotent and must reach the node
+  /// while that time has not passed. If the connection fails before its
+  /// reply (or is down when it is sent), it is sent again, in order, first
+  /// thing on the next connection; past `retry_until` it fails with
+  /// errc::node_timeout. Left unset, a down node fails it at once.
+  void send(std::string_view command, callback done, clock::time_point retry_until = {});
   /// Closes for good; everything pending fails with errc::connection_closed.
   void shutdown();
   /// While corked, commands queue without being written; uncork() writes
@@ -80,13 +86,19 @@ class connection : public std::enable_shared_from_this<connection> {
   struct waiting_command {
     std::string command;
     callback done;
+    clock::time_point retry_until{};
+  };
+  struct awaited_command {
+    callback done;
+    std::string resend;  ///< Empty unless it is to be retried on the next connection.
+    clock::time_point retry_until{};
   };
 
   void connect();
   void on_connected();
   void on_handshake_reply(error_code ec, const reply& r, bool last);
   void become_ready();
-  void enqueue_write(std::string_view command, callback done);
+  void enqueue_write(std::string_view command, callback done, clock::time_point retry_until = {});
   void write();
   void read();
   void on_read(std::size_t bytes);
@@ -117,7 +129,7 @@ class connection : public std::enable_shared_from_this<connection> {
   std::string writing_;         ///< The buffer being written.
   bool write_in_flight_ = false;
   unsigned corked_ = 0;
-  std::deque<callback> awaiting_reply_;        ///< One per command written or queued, in order.
+  std::deque<awaited_command> awaiting_reply_;  ///< One per command written or queued, in order.
   std::deque<waiting_command> not_connected_;  ///< Sent before the connection was ready.
   std::vector<char> read_buffer_;
   std::unique_ptr<redisReader, void (*)(redisReader*)> reader_;

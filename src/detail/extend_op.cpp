@@ -1,4 +1,7 @@
-#include "detail/operations.hpp"
+#include "detail/extend_op.hpp"
+
+#include "detail/commands.hpp"
+#include "detail/vote.hpp"
 
 #include <algorithm>
 
@@ -17,75 +20,78 @@ round_rules extend_rules(milliseconds ttl, double drift_factor, clock::time_poin
 
 }  // namespace
 
-extend_op::extend_op(std::shared_ptr<client_core> core, lock held, milliseconds ttl,
-                     completion<error_code, lock> done)
-    : core_(std::move(core)),
+extend_op::extend_op(std::shared_ptr<node_set> nodes, redlock::lock held, milliseconds ttl,
+                     completion<error_code, redlock::lock> done)
+    : operation(std::move(nodes), std::move(done)),
       held_(std::move(held)),
       ttl_(ttl),
-      done_(std::move(done)),
-      fsm_(core_->size(),
-           extend_rules(ttl, core_->config().drift_factor, held_.validity_deadline())),
-      timer_(core_->strand()) {
-  core_->enroll(this);
-}
-
-extend_op::~extend_op() { core_->withdraw(this); }
+      round_(nodes_->size(),
+             extend_rules(ttl, nodes_->config().drift_factor, held_.validity_deadline())),
+      timer_(nodes_->strand()) {}
 
 void extend_op::run() {
-  if (core_->closed()) return settle(quorum_fsm::state::failed);
+  const auto& state = lock_access::state(held_);
+  if (!state) return finish(errc::not_a_lock);
+  if (state->released.load()) return finish(errc::lock_released);
   lock_options options;
   options.ttl = ttl_;
-  error_code invalid = held_.empty()
-                           ? make_error_code(errc::not_a_lock)
-                           : validate(held_.resource(), options, core_->config().drift_factor);
+  if (auto invalid = validate(state->resource, options, nodes_->config().drift_factor)) {
+    return finish(invalid);
+  }
   const auto start = clock::now();
-  if (!invalid && start >= held_.validity_deadline()) invalid = errc::lock_expired;
-  if (invalid) {
-    finished_ = true;
-    return done_(invalid, {});
-  }
+  if (start >= state->deadline()) return finish(errc::lock_expired);
 
-  fsm_.start(start);
-  auto self = shared_from_this();
-  const auto key = core_->key_for(held_.resource());
-  const auto command = extend_command(key, held_.token(), ttl_);
-  for (std::size_t i = 0; i < core_->size(); ++i) {
-    send_script(core_->node(i), i, command, self);
+  round_.start(start);
+  auto self = std::static_pointer_cast<extend_op>(shared_from_this());
+  const auto command = extend_command(nodes_->key_for(state->resource), state->token, ttl_);
+  for (std::size_t i = 0; i < nodes_->size(); ++i) {
+    nodes_->node(i).send(command, [self, i](error_code ec, const reply& r) {
+      if (self->completed()) return;
+      const auto v = extend_vote(ec, r);
+      const auto now = clock::now();
+      switch (v.what) {
+        case vote::kind::granted:
+          return self->decided(self->round_.on_granted(i, now));
+        case vote::kind::refused:
+          return self->decided(self->round_.on_refused(i, now));
+        case vote::kind::failed:
+          return self->decided(self->round_.on_failed(i, v.error, now));
+      }
+    });
   }
-  timer_.expires_at(
-      std::min(start + effective_request_timeout(options), held_.validity_deadline()));
+  timer_.expires_at(std::min(start + effective_request_timeout(options), state->deadline()));
   timer_.async_wait([self](error_code ec) {
-    if (!ec && !self->finished_) self->settle(self->fsm_.on_timeout(clock::now()));
+    if (ec || self->completed()) return;
+    self->decided(self->round_.on_timeout(clock::now()));
   });
 }
 
-std::string extend_op::eval_form() const {
-  return extend_command(core_->key_for(held_.resource()), held_.token(), ttl_, script_call::eval);
-}
-
-void extend_op::on_reply(std::size_t node, error_code ec, const reply& r) {
-  if (finished_) return;
-  const auto now = clock::now();
-  if (ec) return settle(fsm_.on_failed(node, ec, now));
-  if (r.type == reply::kind::integer) {
-    return settle(r.integer == 1 ? fsm_.on_granted(node, now) : fsm_.on_refused(node, now));
-  }
-  if (r.is_error()) return settle(fsm_.on_failed(node, classify_error_reply(r.text), now));
-  settle(fsm_.on_failed(node, errc::protocol_error, now));
-}
-
-void extend_op::settle(quorum_fsm::state state) {
-  if (state == quorum_fsm::state::pending || finished_) return;
-  finished_ = true;
-  timer_.cancel();
-  if (core_->closed()) return done_(boost::asio::error::operation_aborted, {});
+void extend_op::decided(quorum_fsm::state state) {
+  if (state == quorum_fsm::state::pending) return;
+  const auto& lock = lock_access::state(held_);
   if (state == quorum_fsm::state::reached) {
-    return done_(
-        {}, lock(held_.resource(), held_.token(), ttl_, fsm_.validity_deadline(), fsm_.outcomes()));
+    lock->extended(ttl_, round_.validity_deadline());
+    return finish({});
   }
-  done_(fsm_.error(), lock(held_.resource(), {}, ttl_, {}, fsm_.outcomes()));
+  // A majority no longer holds our token: nothing may trust the lock now.
+  if (round_.error() == errc::lock_lost) lock->lost(clock::now());
+  // Any other failure changed no expiry downwards (the script never
+  // shortens), so the validity the handle had still holds.
+  finish(round_.error());
 }
 
-void extend_op::abort() { settle(quorum_fsm::state::failed); }
+void extend_op::cancel() { finish(boost::asio::error::operation_aborted); }
+
+void extend_op::abort() { finish(boost::asio::error::operation_aborted); }
+
+void extend_op::finish(error_code ec) {
+  if (completed()) return;
+  timer_.cancel();
+  const auto& state = lock_access::state(held_);
+  // Same acquisition, this round's node outcomes (none if it never started).
+  const bool ran = round_.nodes() > 0 && round_.current() != quorum_fsm::state::pending;
+  complete(ec, state ? lock_access::make(state, ran ? round_.outcomes() : held_.nodes())
+                     : lock_access::failed({}));
+}
 
 }  // namespace redlock::detail

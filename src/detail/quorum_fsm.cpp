@@ -1,5 +1,7 @@
 #include "detail/quorum_fsm.hpp"
 
+#include "detail/negative_controls.hpp"
+
 #include <algorithm>
 
 namespace redlock::detail {
@@ -12,7 +14,10 @@ clock::duration drift_allowance(std::chrono::milliseconds ttl, double drift_fact
 }
 
 quorum_fsm::quorum_fsm(std::size_t nodes, round_rules rules)
-    : rules_(rules), drift_(drift_allowance(rules.ttl, rules.drift_factor)), outcomes_(nodes) {}
+    : rules_(rules),
+      drift_(broken_on_purpose().drop_drift ? clock::duration::zero()
+                                            : drift_allowance(rules.ttl, rules.drift_factor)),
+      outcomes_(nodes) {}
 
 void quorum_fsm::start(clock::time_point start) {
   std::fill(outcomes_.begin(), outcomes_.end(), node_outcome{});
@@ -59,6 +64,19 @@ quorum_fsm::state quorum_fsm::on_timeout(clock::time_point now) {
     }
   }
   return decide(now);
+}
+
+quorum_fsm::state quorum_fsm::abandon(error_code error) {
+  if (state_ != state::pending) return state_;
+  for (auto& outcome : outcomes_) {
+    if (outcome.state == status::pending) {
+      outcome = {status::failed, error};
+      ++failed_;
+    }
+  }
+  error_ = error;
+  state_ = state::failed;
+  return state_;
 }
 
 quorum_fsm::state quorum_fsm::decide(clock::time_point now) {

@@ -50,6 +50,9 @@ class quorum_fsm {
   state on_failed(std::size_t node, error_code error, clock::time_point now);
   /// The request timeout: every node still pending has failed.
   state on_timeout(clock::time_point now);
+  /// Ends a pending round as failed with `error` (a cancellation): every
+  /// node still pending has failed with it. A decided round stays decided.
+  state abandon(error_code error);
 
   state current() const noexcept { return state_; }
   /// Set once the round has failed.

@@ -1,63 +1,78 @@
-#include "detail/operations.hpp"
+#include "detail/release_op.hpp"
+
+#include "detail/commands.hpp"
+
+#include <algorithm>
 
 namespace redlock::detail {
 
-release_op::release_op(std::shared_ptr<client_core> core, std::string key, std::string token,
-                       milliseconds timeout, plan how, unique_function<void(result)> done)
-    : core_(std::move(core)),
-      key_(std::move(key)),
-      token_(std::move(token)),
-      channel_(how.announce ? release_channel(key_) : std::string()),
-      timeout_(timeout),
-      plan_(std::move(how)),
-      done_(std::move(done)),
-      timer_(core_->strand()) {
-  core_->enroll(this);
-}
-
-release_op::~release_op() { core_->withdraw(this); }
+release_op::release_op(std::shared_ptr<node_set> nodes, redlock::lock held,
+                       completion<error_code, std::size_t> done)
+    : operation(std::move(nodes), std::move(done)),
+      held_(std::move(held)),
+      timer_(nodes_->strand()) {}
 
 void release_op::run() {
-  auto self = shared_from_this();
-  const auto command = release_command(key_, token_, channel_, core_->id());
-  for (std::size_t i = 0; i < core_->size(); ++i) {
-    if (plan_.nodes[i] == node_role::skip) continue;
-    if (plan_.nodes[i] == node_role::send_and_await) ++outstanding_;
-    send_script(core_->node(i), i, command, self);
+  const auto& state = lock_access::state(held_);
+  if (!state) return finish(errc::not_a_lock);
+  // A second release of the same acquisition (through any copy) does
+  // nothing: the first one's deletes are queued, and nobody is woken twice.
+  if (!state->begin_release()) return finish({});
+
+  const auto key = nodes_->key_for(state->resource);
+  const auto command = release_command(key, state->token, release_channel(key), nodes_->id());
+  const auto now = clock::now();
+  // The key lives at most this long: past it, a delete has nothing to do.
+  const auto retry_until = std::max(now, state->deadline()) + held_.ttl();
+  auto self = std::static_pointer_cast<release_op>(shared_from_this());
+  {
+    // This client's waiters need not wait for the announcement: an attempt
+    // sent now follows the delete on every connection. Corked, the delete
+    // and that attempt leave in one write per node.
+    const corked batch(*nodes_);
+    for (std::size_t i = 0; i < nodes_->size(); ++i) {
+      ++outstanding_;
+      nodes_->node(i).send(
+          command, [self](error_code ec, const reply& r) { self->on_reply(ec, r); }, retry_until);
+    }
+    nodes_->wakeups().released_here(key);
   }
-  if (outstanding_ == 0) {
-    // Nothing to wait for; still complete from a handler, not from here.
-    boost::asio::post(core_->strand(), [self] { self->finish(); });
-    return;
-  }
-  timer_.expires_after(timeout_);
+  lock_options timing;
+  timing.ttl = held_.ttl();
+  timer_.expires_after(effective_request_timeout(timing));
   timer_.async_wait([self](error_code ec) {
-    if (!ec) self->finish();
+    if (ec || self->completed()) return;
+    // Too few answers to know: the undelivered deletes stay queued.
+    self->finish(errc::quorum_unreachable);
   });
 }
 
-void release_op::on_reply(std::size_t node, error_code ec, const reply& r) {
-  if (!done_) return;
+void release_op::on_reply(error_code ec, const reply& r) {
+  --outstanding_;
+  if (completed()) return;
   if (!ec && r.type == reply::kind::integer) {
-    ++result_.answered;
-    if (r.integer == 1) ++result_.removed;
+    ++answered_;
+    if (r.integer == 1) ++removed_;
   }
-  if (plan_.nodes[node] == node_role::send_and_await && --outstanding_ == 0) return finish();
-  if (plan_.enough_removed != 0 && result_.removed >= plan_.enough_removed) finish();
+  const auto quorum = nodes_->quorum();
+  // Enough deletes: nobody can be refused for lack of a quorum because of us.
+  if (removed_ >= quorum) return finish({});
+  // A majority did not hold our token: it had lapsed (or was never there).
+  if (answered_ - removed_ > nodes_->size() - quorum) return finish(errc::lock_lost);
+  if (outstanding_ == 0) finish(errc::quorum_unreachable);
 }
 
-void release_op::abort() { finish(); }
+void release_op::cancel() { finish(boost::asio::error::operation_aborted); }
 
-std::string release_op::eval_form() const {
-  return release_command(key_, token_, channel_, core_->id(), script_call::eval);
-}
+void release_op::abort() { finish(boost::asio::error::operation_aborted); }
 
-void release_op::finish() {
-  if (!done_) return;
+void release_op::finish(error_code ec) {
+  if (completed()) return;
   timer_.cancel();
-  auto done = std::move(done_);
-  done_ = {};
-  done(result_);
+  if (ec == errc::lock_lost) {
+    if (const auto& state = lock_access::state(held_)) state->lost(clock::now());
+  }
+  complete(ec, removed_);
 }
 
 }  // namespace redlock::detail

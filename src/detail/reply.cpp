@@ -14,6 +14,5 @@ error_code classify_error_reply(std::string_view text) noexcept {
   return errc::server_error;
 }
 
-bool is_noscript(const reply& r) noexcept { return r.is_error() && r.text.starts_with("NOSCRIPT"); }
 
 }  // namespace redlock::detail

@@ -24,7 +24,4 @@ struct reply {
 /// NOAUTH / WRONGPASS, server_error otherwise.
 error_code classify_error_reply(std::string_view text) noexcept;
 
-/// True for a NOSCRIPT error: the node's script cache lacks the script.
-bool is_noscript(const reply& r) noexcept;
-
 }  // namespace redlock::detail

@@ -18,10 +18,13 @@ TEST_CASE("extend moves the validity deadline and the nodes' TTL forward", "[int
   REQUIRE(e.key_everywhere(key, got.held.token()));
 
   const auto before = redlock::clock::now();
+  const auto old_deadline = got.held.validity_deadline();
   auto extended = extend(e.io, locks, got.held, 20s);
   INFO(describe_nodes(extended.held));
   REQUIRE_FALSE(extended.ec);
-  CHECK(extended.held.validity_deadline() > got.held.validity_deadline());
+  CHECK(extended.held.validity_deadline() > old_deadline);
+  // Copies are one acquisition: the old handle sees the new validity too.
+  CHECK(got.held.validity_deadline() == extended.held.validity_deadline());
   CHECK(extended.held.validity_deadline() > before + 19s);  // 20 s minus drift and elapsed
   CHECK(extended.held.validity_deadline() <= redlock::clock::now() + 20s);
   CHECK(extended.held.token() == got.held.token());
@@ -63,7 +66,9 @@ TEST_CASE("extending an expired lock fails with lock_expired and leaves the node
 
   auto extended = extend(e.io, locks, got.held, 5s);
   CHECK(extended.ec == errc::lock_expired);
-  CHECK(extended.held.empty());
+  // Still the same acquisition, so it can be released.
+  CHECK(extended.held.token() == got.held.token());
+  CHECK_FALSE(extended.held.valid());
 
   for (std::size_t i = 0; i < 5; ++i) {
     INFO("node " << i);
@@ -97,14 +102,18 @@ TEST_CASE("extend after the key was deleted on 3 of 5 nodes fails with lock_lost
   auto extended = extend(e.io, locks, got.held, 10s);
   INFO(describe_nodes(extended.held));
   CHECK(extended.ec == errc::lock_lost);
-  CHECK(extended.held.empty());
+  // The same acquisition, no longer valid anywhere, and releasable.
+  CHECK(extended.held.token() == got.held.token());
+  CHECK_FALSE(extended.held.valid());
+  CHECK_FALSE(got.held.valid());
   for (std::size_t i : {0, 1, 2}) {
     CHECK(extended.held.nodes().at(i).state == status::held_elsewhere);
     CHECK_FALSE(e.admin[i]->exists(key));  // extend never creates a key
   }
 }
 
-TEST_CASE("unlock after a foreign token took over the key everywhere removes nothing",
+TEST_CASE("unlock after a foreign token took over the key everywhere fails with lock_lost and "
+          "removes nothing",
           "[integration]") {
   env e;
   redlock::client locks(e.io.get_executor(), e.config);
@@ -118,8 +127,11 @@ TEST_CASE("unlock after a foreign token took over the key everywhere removes not
   }
 
   const auto released = release(e.io, locks, got.held);
-  CHECK_FALSE(released.ec);  // a quorum answered, the lock was simply no longer ours
+  // The caller learns that its critical section may have run without the lock.
+  CHECK(released.ec == errc::lock_lost);
   CHECK(released.removed == 0);
+  CHECK(got.held.released());
+  CHECK_FALSE(got.held.valid());
   for (std::size_t i = 0; i < 5; ++i) {
     INFO("node " << i);
     CHECK(e.admin[i]->get(key) == "othertoken");

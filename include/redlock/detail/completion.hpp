@@ -3,6 +3,7 @@
 #pragma once
 
 #include <redlock/detail/asio.hpp>
+#include <redlock/detail/pending_operation.hpp>
 #include <redlock/detail/unique_function.hpp>
 
 #include <tuple>
@@ -23,6 +24,7 @@ completion<Args...> make_completion(Handler&& handler,
   return [handler = std::forward<Handler>(handler), work = std::move(work)](Args... args) mutable {
     // The core always calls from inside its own handlers, never from the
     // initiating function, so dispatch cannot run the handler inline there.
+    clear_cancellation(handler);
     boost::asio::dispatch(
         work, [handler = std::move(handler), args = std::make_tuple(std::move(args)...)]() mutable {
           std::apply(std::move(handler), std::move(args));

@@ -1,5 +1,6 @@
-// Template members of redlock::client: they only adapt the completion token
-// and hand a type-erased callback to the core in src/.
+// Template members of redlock::client: they adapt the completion token,
+// connect its cancellation slot, and hand a type-erased callback to the
+// operation built in src/.
 #pragma once
 
 namespace redlock {
@@ -8,8 +9,13 @@ template <class CompletionToken>
 auto client::async_acquire(std::string resource, lock_options options, CompletionToken&& token) {
   return boost::asio::async_initiate<CompletionToken, void(error_code, lock)>(
       [this](auto handler, std::string resource, lock_options options) {
-        start_acquire(std::move(resource), std::move(options),
-                   detail::make_completion<error_code, lock>(std::move(handler), executor_));
+        // The slot is read before the handler moves into the operation.
+        auto slot = detail::cancellation_slot_of(handler);
+        auto op = make_acquire(std::move(resource), std::move(options),
+                               detail::make_completion<error_code, lock>(std::move(handler),
+                                                                         executor_));
+        detail::bind_cancellation(slot, op);
+        op->launch();
       },
       token, std::move(resource), std::move(options));
 }
@@ -18,8 +24,11 @@ template <class CompletionToken>
 auto client::async_release(const lock& held, CompletionToken&& token) {
   return boost::asio::async_initiate<CompletionToken, void(error_code, std::size_t)>(
       [this](auto handler, lock held) {
-        start_release(std::move(held), detail::make_completion<error_code, std::size_t>(
-                                          std::move(handler), executor_));
+        auto slot = detail::cancellation_slot_of(handler);
+        auto op = make_release(std::move(held), detail::make_completion<error_code, std::size_t>(
+                                                    std::move(handler), executor_));
+        detail::bind_cancellation(slot, op);
+        op->launch();
       },
       token, held);
 }
@@ -28,8 +37,12 @@ template <class CompletionToken>
 auto client::async_extend(const lock& held, milliseconds ttl, CompletionToken&& token) {
   return boost::asio::async_initiate<CompletionToken, void(error_code, lock)>(
       [this](auto handler, lock held, milliseconds ttl) {
-        start_extend(std::move(held), ttl,
-                     detail::make_completion<error_code, lock>(std::move(handler), executor_));
+        auto slot = detail::cancellation_slot_of(handler);
+        auto op = make_extend(std::move(held), ttl,
+                              detail::make_completion<error_code, lock>(std::move(handler),
+                                                                        executor_));
+        detail::bind_cancellation(slot, op);
+        op->launch();
       },
       token, held, ttl);
 }

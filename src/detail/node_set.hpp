@@ -1,14 +1,13 @@
-// The non-template heart of redlock::client: the node connections and the
-// registry of running operations. Everything here runs on one strand.
+// What every operation works with: the client's strand, one connection per
+// node, key naming, the wake-up hub and the registry of running operations
+// (so that closing the client can end them).
 #pragma once
 
-#include <redlock/config.hpp>
-#include <redlock/detail/completion.hpp>
 #include "detail/connection.hpp"
-#include "detail/logger.hpp"
 #include "detail/timer.hpp"
 #include "detail/wakeup_hub.hpp"
-#include <redlock/lock.hpp>
+
+#include <redlock/config.hpp>
 
 #include <memory>
 #include <string>
@@ -18,21 +17,22 @@
 
 namespace redlock::detail {
 
-/// An operation that must stop its timers when the client shuts down.
-class abortable {
+/// A running operation, as the node set sees it.
+class registered_operation {
  public:
+  /// The client is closing: complete now with operation_aborted.
   virtual void abort() = 0;
 
  protected:
-  ~abortable() = default;
+  ~registered_operation() = default;
 };
 
-class client_core : public std::enable_shared_from_this<client_core> {
+class node_set {
  public:
-  client_core(boost::asio::any_io_executor executor, client_config config);
+  node_set(boost::asio::any_io_executor executor, client_config config);
 
   /// Starts connecting to every node (posted onto the strand).
-  void start();
+  void start(const std::shared_ptr<node_set>& self);
   /// Closes every connection and aborts every operation; idempotent.
   void shutdown();
   bool closed() const noexcept { return closed_; }
@@ -40,19 +40,19 @@ class client_core : public std::enable_shared_from_this<client_core> {
   strand_type& strand() noexcept { return strand_; }
   const client_config& config() const noexcept { return config_; }
   std::size_t size() const noexcept { return connections_.size(); }
+  std::size_t quorum() const noexcept { return size() / 2 + 1; }
   connection& node(std::size_t i) noexcept { return *connections_[i]; }
   wakeup_hub& wakeups() noexcept { return wakeups_; }
   std::string key_for(std::string_view resource) const;
   /// Random per client: the payload of its release announcements.
   const std::string& id() const noexcept { return id_; }
 
-  void acquire(std::string resource, lock_options options,
-               completion<error_code, redlock::lock> done);
-  void release(redlock::lock held, completion<error_code, std::size_t> done);
-  void extend(redlock::lock held, milliseconds ttl, completion<error_code, redlock::lock> done);
+  /// While corked, what is sent leaves in one write per node. Nests.
+  void cork() noexcept;
+  void uncork();
 
-  void enroll(abortable* op) { running_.insert(op); }
-  void withdraw(abortable* op) { running_.erase(op); }
+  void enroll(registered_operation* op) { running_.insert(op); }
+  void withdraw(registered_operation* op) { running_.erase(op); }
 
  private:
   static client_config checked(client_config config);
@@ -63,8 +63,20 @@ class client_core : public std::enable_shared_from_this<client_core> {
   std::string id_;
   wakeup_hub wakeups_;
   std::vector<std::shared_ptr<connection>> connections_;
-  std::unordered_set<abortable*> running_;
+  std::unordered_set<registered_operation*> running_;
   bool closed_ = false;
+};
+
+/// Corks the node set for a scope.
+class corked {
+ public:
+  explicit corked(node_set& nodes) : nodes_(nodes) { nodes_.cork(); }
+  ~corked() { nodes_.uncork(); }
+  corked(const corked&) = delete;
+  corked& operator=(const corked&) = delete;
+
+ private:
+  node_set& nodes_;
 };
 
 }  // namespace redlock::detail

@@ -1,0 +1,173 @@
+#include "detail/acquire_fsm.hpp"
+
+#include "detail/backoff.hpp"
+#include "detail/negative_controls.hpp"
+
+#include <boost/asio/error.hpp>
+
+#include <algorithm>
+
+namespace redlock::detail {
+
+using status = node_outcome::status;
+
+acquire_fsm::acquire_fsm(std::size_t nodes, acquire_rules rules, double (*random)())
+    : rules_(rules), random_(random), round_(nodes, rules.round) {}
+
+acquire_fsm::action acquire_fsm::start(clock::time_point now) {
+  if (phase_ != phase::idle) return {};
+  if (rules_.wait_timeout > clock::duration::zero()) wait_deadline_ = now + rules_.wait_timeout;
+  return start_attempt(now);
+}
+
+acquire_fsm::action acquire_fsm::start_attempt(clock::time_point now) {
+  ++attempt_;
+  round_.start(now);
+  phase_ = phase::attempting;
+  release_seen_ = release_seen_here_ = false;
+  action next;
+  next.what = action::kind::send_attempt;
+  next.at = now + rules_.request_timeout;
+  next.timer_id = ++timer_id_;
+  return next;
+}
+
+acquire_fsm::action acquire_fsm::on_vote(std::uint64_t attempt, std::size_t node, vote v,
+                                         clock::time_point now) {
+  if (phase_ != phase::attempting) return {};
+  // A reply to an earlier attempt is about another token: never a vote.
+  if (attempt != attempt_ && !broken_on_purpose().count_late_votes) return {};
+  switch (v.what) {
+    case vote::kind::granted:
+      return decided(round_.on_granted(node, now), now);
+    case vote::kind::refused:
+      return decided(round_.on_refused(node, now), now);
+    case vote::kind::failed:
+      break;
+  }
+  return decided(round_.on_failed(node, v.error, now), now);
+}
+
+acquire_fsm::action acquire_fsm::on_timer(std::uint64_t timer_id, clock::time_point now) {
+  if (timer_id != timer_id_) return {};  // stale: re-armed or its phase is over
+  switch (phase_) {
+    case phase::attempting:
+      return decided(round_.on_timeout(now), now);
+    case phase::pausing:
+      return start_attempt(now);
+    default:
+      return {};
+  }
+}
+
+acquire_fsm::action acquire_fsm::decided(quorum_fsm::state state, clock::time_point now) {
+  if (state == quorum_fsm::state::pending) return {};
+  if (state == quorum_fsm::state::reached) return complete({});
+
+  // Undo the attempt wherever our SET may have landed: granted, or the
+  // answer lost or late; not where the key was held by another.
+  phase_ = phase::undoing;
+  ++timer_id_;  // the request timer is over
+  action next;
+  next.what = action::kind::undo;
+  next.undo.reserve(round_.nodes());
+  bool anything = false;
+  for (const auto& o : round_.outcomes()) {
+    const auto role = o.state == status::held_elsewhere ? undo_role::skip
+                      : o.state == status::acquired     ? undo_role::send_and_await
+                                                        : undo_role::send;
+    anything = anything || role != undo_role::skip;
+    next.undo.push_back(role);
+  }
+  // Refused everywhere (the usual failure under contention): nothing to undo.
+  if (!anything || broken_on_purpose().skip_undo) return after_undo(now);
+  return next;
+}
+
+acquire_fsm::action acquire_fsm::on_undone(clock::time_point now) {
+  if (phase_ != phase::undoing) return {};
+  return after_undo(now);
+}
+
+acquire_fsm::action acquire_fsm::after_undo(clock::time_point now) {
+  if (cancelled_) return complete(boost::asio::error::operation_aborted);
+  const auto error = round_.error();
+  auto next = next_attempt_at(rules_.retry, static_cast<unsigned>(attempt_), now,
+                              wait_deadline_, random_());
+  if (!next) return complete(error);
+  // Held elsewhere: the holder's release may end the wait before the delay.
+  const bool wait = rules_.retry.wake_on_release && error == errc::not_acquired;
+  if (wait && release_seen_) {
+    // It came while this attempt was failing: retry now (our own release
+    // is queued ahead of us) or after a little jitter (another client's).
+    next = std::min(*next, release_seen_here_ ? now : now + wake_jitter());
+  }
+  return pause_until(*next, wait);
+}
+
+acquire_fsm::action acquire_fsm::pause_until(clock::time_point at, bool wait_for_release) {
+  phase_ = phase::pausing;
+  pause_end_ = at;
+  action next;
+  next.what = action::kind::pause;
+  next.at = at;
+  next.timer_id = ++timer_id_;
+  next.wait_for_release = wait_for_release;
+  return next;
+}
+
+acquire_fsm::action acquire_fsm::on_release_seen(bool here, clock::time_point now) {
+  switch (phase_) {
+    case phase::attempting:
+    case phase::undoing:
+      release_seen_ = true;
+      release_seen_here_ = release_seen_here_ || here;
+      return {};
+    case phase::pausing:
+      // Our own client's release is queued on every connection: an attempt
+      // sent now runs right behind it. Jitter would only give that away.
+      if (here) return start_attempt(now);
+      return pause_until(std::min(now + wake_jitter(), pause_end_), true);
+    default:
+      return {};
+  }
+}
+
+acquire_fsm::action acquire_fsm::on_cancel(clock::time_point now) {
+  switch (phase_) {
+    case phase::idle:
+      return complete(boost::asio::error::operation_aborted);
+    case phase::attempting:
+      // The SETs in flight may still land: undo them before completing.
+      cancelled_ = true;
+      return decided(round_.abandon(boost::asio::error::operation_aborted), now);
+    case phase::undoing:
+      cancelled_ = true;  // after_undo() completes
+      return {};
+    case phase::pausing:
+      return complete(boost::asio::error::operation_aborted);
+    case phase::done:
+      return {};
+  }
+  return {};
+}
+
+acquire_fsm::action acquire_fsm::complete(error_code error) {
+  phase_ = phase::done;
+  ++timer_id_;
+  action next;
+  next.what = action::kind::complete;
+  next.error = error;
+  return next;
+}
+
+clock::duration acquire_fsm::wake_jitter() {
+  // One waiter per client and message is woken, but every client has one.
+  // Random jitter spreads them, and shrinking it with each failed attempt
+  // lets the longest waiters go first.
+  const auto spread = std::chrono::duration_cast<clock::duration>(std::chrono::microseconds(500));
+  return std::chrono::duration_cast<clock::duration>(spread * random_() /
+                                                     static_cast<double>(attempt_));
+}
+
+}  // namespace redlock::detail

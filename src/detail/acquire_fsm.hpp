@@ -1,0 +1,102 @@
+// The decisions of one client::async_acquire, as a state machine without I/O:
+// it takes events (a node's vote, the timer, the undo done, a release seen,
+// a cancellation) with the current time and returns the next action for the
+// I/O shell (acquire_op) to carry out. Tests drive it with a fake clock.
+//
+// Phases: attempting -> (reached: done) | (failed: undoing -> pausing ->
+// attempting ...) | done. One timer serves every phase; each arming gets a
+// new id, and a timer event whose id is not the current one is stale and
+// does nothing, so an attempt is decided once and the operation completes
+// once, whatever order a reply, a timer already queued and a wake-up come in.
+#pragma once
+
+#include "detail/quorum_fsm.hpp"
+#include "detail/vote.hpp"
+
+#include <redlock/config.hpp>
+
+#include <cstdint>
+#include <vector>
+
+namespace redlock::detail {
+
+/// What to do on one node to undo a failed attempt.
+enum class undo_role : unsigned char {
+  skip,            ///< The node refused: our SET did not land there.
+  send,            ///< Our SET may have landed (late, or the connection failed): send, do not wait.
+  send_and_await,  ///< The node granted: wait for the delete before going on.
+};
+using undo_plan = std::vector<undo_role>;
+
+struct acquire_rules {
+  round_rules round{};
+  clock::duration request_timeout{};
+  retry_policy retry{};
+  /// No new attempt starts once this much time has passed since start();
+  /// zero = no limit but retry.max_attempts.
+  clock::duration wait_timeout{};
+};
+
+class acquire_fsm {
+ public:
+  enum class phase { idle, attempting, undoing, pausing, done };
+
+  struct action {
+    enum class kind {
+      none,          ///< Nothing to do.
+      send_attempt,  ///< New token, SET NX PX to every node, arm the timer at `at`.
+      undo,          ///< Delete the attempt's token per `undo`, then call on_undone().
+      pause,         ///< Arm the timer at `at`; wait for releases if `wait_for_release`.
+      complete,      ///< Complete with `error` (success: the attempt's token and round()).
+    };
+    kind what = kind::none;
+    clock::time_point at{};
+    std::uint64_t timer_id = 0;  ///< Pass back to on_timer().
+    bool wait_for_release = false;
+    undo_plan undo;
+    error_code error{};
+  };
+
+  /// `random` returns numbers in [0, 1) for retry and wake-up jitter.
+  acquire_fsm(std::size_t nodes, acquire_rules rules, double (*random)());
+
+  action start(clock::time_point now);
+  /// A node's answer to attempt number `attempt`.
+  action on_vote(std::uint64_t attempt, std::size_t node, vote v, clock::time_point now);
+  /// The timer armed by the action carrying `timer_id` fired.
+  action on_timer(std::uint64_t timer_id, clock::time_point now);
+  /// The undo asked for has finished.
+  action on_undone(clock::time_point now);
+  /// A release of the key was seen: by this client itself (`here`: its
+  /// delete is already queued ahead of anything we send now) or announced.
+  action on_release_seen(bool here, clock::time_point now);
+  /// The caller cancelled: an attempt in flight is undone first.
+  action on_cancel(clock::time_point now);
+
+  phase current() const noexcept { return phase_; }
+  bool done() const noexcept { return phase_ == phase::done; }
+  std::uint64_t attempt() const noexcept { return attempt_; }
+  const quorum_fsm& round() const noexcept { return round_; }
+
+ private:
+  action start_attempt(clock::time_point now);
+  action decided(quorum_fsm::state state, clock::time_point now);
+  action after_undo(clock::time_point now);
+  action pause_until(clock::time_point at, bool wait_for_release);
+  action complete(error_code error);
+  clock::duration wake_jitter();
+
+  acquire_rules rules_;
+  double (*random_)();
+  quorum_fsm round_;
+  phase phase_ = phase::idle;
+  std::uint64_t attempt_ = 0;
+  std::uint64_t timer_id_ = 0;  ///< Of the one armed timer that counts.
+  clock::time_point wait_deadline_ = clock::time_point::max();
+  clock::time_point pause_end_{};
+  bool cancelled_ = false;
+  bool release_seen_ = false;       ///< During the current attempt or undo.
+  bool release_seen_here_ = false;  ///< ... by this client itself.
+};
+
+}  // namespace redlock::detail

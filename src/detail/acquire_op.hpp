@@ -1,0 +1,53 @@
+// client::async_acquire: the I/O shell around acquire_fsm. It sends what
+// the machine asks for, arms its one timer, and feeds back replies, timer
+// expiries, undo completions, wake-ups and cancellation.
+#pragma once
+
+#include "detail/acquire_fsm.hpp"
+#include "detail/operation.hpp"
+
+#include <redlock/lock.hpp>
+
+#include <optional>
+#include <stop_token>
+#include <string>
+
+namespace redlock::detail {
+
+class acquire_op final : public operation<acquire_op, error_code, redlock::lock> {
+ public:
+  acquire_op(std::shared_ptr<node_set> nodes, std::string resource, lock_options options,
+             completion<error_code, redlock::lock> done);
+  void abort() override;
+
+ private:
+  struct cancel_on_stop {
+    std::weak_ptr<acquire_op> op;
+    void operator()() const;
+  };
+
+  void run() override;
+  void cancel() override;
+  void execute(acquire_fsm::action next);
+  void send_attempt(const acquire_fsm::action& next);
+  void undo(undo_plan plan);
+  void arm_timer(clock::time_point at, std::uint64_t timer_id);
+  void wait_for_release();
+  void stop_waiting();
+  void finish(error_code ec);
+
+  std::string resource_;
+  std::string key_;
+  lock_options options_;
+  acquire_fsm fsm_;
+  timer timer_;
+  std::string token_;
+  clock::time_point attempt_start_{};
+  std::uint64_t waiter_ = 0;  ///< Registration with the wakeup hub, 0 if none.
+  std::uint64_t ticket_ = 0;  ///< Place in the hub's line, kept from the first wait on.
+  std::uint64_t releases_here_at_attempt_ = 0;  ///< The hub's count when the attempt began.
+  bool waiting_at_attempt_ = false;             ///< Registered when the attempt began.
+  std::optional<std::stop_callback<cancel_on_stop>> stop_;
+};
+
+}  // namespace redlock::detail

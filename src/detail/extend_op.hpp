@@ -1,0 +1,29 @@
+// client::async_extend: one round of the extend script on every node,
+// decided by a quorum_fsm.
+#pragma once
+
+#include "detail/lock_state.hpp"
+#include "detail/operation.hpp"
+#include "detail/quorum_fsm.hpp"
+
+namespace redlock::detail {
+
+class extend_op final : public operation<extend_op, error_code, redlock::lock> {
+ public:
+  extend_op(std::shared_ptr<node_set> nodes, redlock::lock held, milliseconds ttl,
+            completion<error_code, redlock::lock> done);
+  void abort() override;
+
+ private:
+  void run() override;
+  void cancel() override;
+  void decided(quorum_fsm::state state);
+  void finish(error_code ec);
+
+  redlock::lock held_;
+  milliseconds ttl_;
+  quorum_fsm round_;
+  timer timer_;
+};
+
+}  // namespace redlock::detail

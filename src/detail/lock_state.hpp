@@ -1,0 +1,66 @@
+// What copies of one redlock::lock share, and the only way to make a handle
+// that holds something.
+#pragma once
+
+#include <redlock/lock.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <memory>
+#include <string>
+
+namespace redlock::detail {
+
+/// Written on the client's strand, read from any thread.
+struct lock_state {
+  lock_state(std::string resource, std::string token, std::chrono::milliseconds ttl,
+             clock::time_point deadline)
+      : resource(std::move(resource)),
+        token(std::move(token)),
+        ttl_ms(ttl.count()),
+        deadline_ns(deadline.time_since_epoch().count()) {}
+
+  const std::string resource;
+  const std::string token;
+  std::atomic<std::chrono::milliseconds::rep> ttl_ms;
+  std::atomic<clock::rep> deadline_ns;
+  std::atomic<bool> released{false};
+
+  clock::time_point deadline() const noexcept {
+    return clock::time_point(clock::duration(deadline_ns.load(std::memory_order_acquire)));
+  }
+  /// An extend that reached a quorum: the keys expire no earlier than either
+  /// deadline (they are never shortened), so the later one holds.
+  void extended(std::chrono::milliseconds ttl, clock::time_point deadline) noexcept {
+    ttl_ms.store(ttl.count(), std::memory_order_relaxed);
+    const auto wanted = deadline.time_since_epoch().count();
+    auto seen = deadline_ns.load(std::memory_order_acquire);
+    while (seen < wanted && !deadline_ns.compare_exchange_weak(seen, wanted)) {
+    }
+  }
+  /// The lock is known not to hold on a majority any more.
+  void lost(clock::time_point now) noexcept {
+    const auto cut = now.time_since_epoch().count();
+    auto seen = deadline_ns.load(std::memory_order_acquire);
+    while (seen > cut && !deadline_ns.compare_exchange_weak(seen, cut)) {
+    }
+  }
+  /// True for the first caller only.
+  bool begin_release() noexcept { return !released.exchange(true); }
+};
+
+/// The library's (and its tests') door to lock's private constructor.
+struct lock_access {
+  static redlock::lock make(std::shared_ptr<lock_state> state, std::vector<node_outcome> nodes) {
+    return redlock::lock(std::move(state), std::move(nodes));
+  }
+  /// A handle that holds nothing but tells each node's outcome.
+  static redlock::lock failed(std::vector<node_outcome> nodes) {
+    return redlock::lock(nullptr, std::move(nodes));
+  }
+  static const std::shared_ptr<lock_state>& state(const redlock::lock& held) {
+    return held.state_;
+  }
+};
+
+}  // namespace redlock::detail

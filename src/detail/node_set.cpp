@@ -1,0 +1,66 @@
+#include "detail/node_set.hpp"
+
+#include "detail/logger.hpp"
+#include "detail/random.hpp"
+
+namespace redlock::detail {
+
+node_set::node_set(boost::asio::any_io_executor executor, client_config config)
+    : strand_(boost::asio::make_strand(executor)),
+      config_(checked(std::move(config))),
+      id_(make_token()),
+      wakeups_(strand_, config_.nodes, settings_of(config_), id_) {
+  connections_.reserve(config_.nodes.size());
+  for (const auto& node : config_.nodes) {
+    connections_.push_back(std::make_shared<connection>(strand_, node, settings_of(config_)));
+  }
+}
+
+client_config node_set::checked(client_config config) {
+  const logger log(config.log);
+  for (const auto& warning : validate(config)) log(log_level::warning, warning);
+  return config;
+}
+
+connection_settings node_set::settings_of(const client_config& config) {
+  connection_settings settings;
+  settings.connect_timeout = config.connect_timeout;
+  settings.stall_timeout = config.stall_timeout;
+  settings.reconnect = config.reconnect;
+  settings.log = logger(config.log);
+  return settings;
+}
+
+void node_set::start(const std::shared_ptr<node_set>& self) {
+  boost::asio::post(strand_, [self] {
+    if (self->closed_) return;
+    for (auto& c : self->connections_) c->start();
+  });
+}
+
+void node_set::shutdown() {
+  if (closed_) return;
+  closed_ = true;
+  // Copy: aborting completes operations, which withdraw themselves.
+  const std::vector<registered_operation*> running(running_.begin(), running_.end());
+  for (auto* op : running) op->abort();
+  for (auto& c : connections_) c->shutdown();
+  wakeups_.shutdown();
+}
+
+std::string node_set::key_for(std::string_view resource) const {
+  std::string key;
+  key.reserve(config_.key_prefix.size() + resource.size());
+  key.append(config_.key_prefix).append(resource);
+  return key;
+}
+
+void node_set::cork() noexcept {
+  for (auto& c : connections_) c->cork();
+}
+
+void node_set::uncork() {
+  for (auto& c : connections_) c->uncork();
+}
+
+}  // namespace redlock::detail

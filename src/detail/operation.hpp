@@ -1,0 +1,72 @@
+// The base of every operation: registers with the node set while it runs,
+// completes exactly once, and takes cancellation requests from any thread
+// onto the strand. The place where an observer will hook in.
+#pragma once
+
+#include "detail/node_set.hpp"
+
+#include <redlock/detail/completion.hpp>
+#include <redlock/detail/pending_operation.hpp>
+
+#include <memory>
+
+namespace redlock::detail {
+
+template <class Derived, class... Results>
+class operation : public registered_operation,
+                  public pending_operation,
+                  public std::enable_shared_from_this<Derived> {
+ public:
+  operation(std::shared_ptr<node_set> nodes, completion<Results...> done)
+      : nodes_(std::move(nodes)), done_(std::move(done)) {}
+  operation(const operation&) = delete;
+  operation& operator=(const operation&) = delete;
+
+  void launch() final {
+    boost::asio::post(nodes_->strand(), [self = this->shared_from_this()] {
+      operation& base = *self;
+      base.nodes_->enroll(&base);
+      base.enrolled_ = true;
+      if (base.nodes_->closed()) return base.abort();
+      base.run();
+    });
+  }
+
+  void request_cancel() final {
+    boost::asio::post(nodes_->strand(), [weak = this->weak_from_this()] {
+      auto self = weak.lock();
+      if (!self) return;
+      operation& base = *self;
+      if (!base.completed()) base.cancel();
+    });
+  }
+
+ protected:
+  /// On the strand, once, when launched (not if the client had closed).
+  virtual void run() = 0;
+  /// On the strand, while not completed: the caller asked to cancel.
+  virtual void cancel() = 0;
+
+  ~operation() {
+    if (enrolled_) nodes_->withdraw(this);
+  }
+
+  bool completed() const noexcept { return !done_; }
+
+  /// Calls the handler unless it was called before; true if it was called now.
+  bool complete(Results... results) {
+    if (!done_) return false;
+    auto done = std::move(done_);
+    done_ = {};
+    done(std::move(results)...);
+    return true;
+  }
+
+  std::shared_ptr<node_set> nodes_;
+
+ private:
+  completion<Results...> done_;
+  bool enrolled_ = false;
+};
+
+}  // namespace redlock::detail

@@ -1,0 +1,30 @@
+// client::async_release: deletes the lock's key where it still holds our
+// token, announces the release to waiters, and hands it over at once to the
+// longest waiter of this client.
+#pragma once
+
+#include "detail/lock_state.hpp"
+#include "detail/operation.hpp"
+
+namespace redlock::detail {
+
+class release_op final : public operation<release_op, error_code, std::size_t> {
+ public:
+  release_op(std::shared_ptr<node_set> nodes, redlock::lock held,
+             completion<error_code, std::size_t> done);
+  void abort() override;
+
+ private:
+  void run() override;
+  void cancel() override;
+  void on_reply(error_code ec, const reply& r);
+  void finish(error_code ec);
+
+  redlock::lock held_;
+  timer timer_;
+  std::size_t outstanding_ = 0;
+  std::size_t answered_ = 0;  ///< Answers from the script (1 or 0).
+  std::size_t removed_ = 0;   ///< ... of which 1: our key was deleted.
+};
+
+}  // namespace redlock::detail

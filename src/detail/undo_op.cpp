@@ -1,0 +1,51 @@
+#include "detail/undo_op.hpp"
+
+#include "detail/commands.hpp"
+
+namespace redlock::detail {
+
+undo_op::undo_op(std::shared_ptr<node_set> nodes, std::string_view key, std::string_view token,
+                 undo_plan plan, clock::duration timeout, clock::time_point retry_until,
+                 unique_function<void()> done)
+    : nodes_(std::move(nodes)),
+      command_(release_command(key, token, {}, nodes_->id())),
+      plan_(std::move(plan)),
+      timeout_(timeout),
+      retry_until_(retry_until),
+      done_(std::move(done)),
+      timer_(nodes_->strand()) {}
+
+void undo_op::run() {
+  auto self = shared_from_this();
+  for (std::size_t i = 0; i < nodes_->size(); ++i) {
+    if (plan_[i] == undo_role::skip) continue;
+    if (plan_[i] == undo_role::send_and_await) ++awaited_;
+    // Retried across reconnects: the delete must follow its SET wherever
+    // that may have landed, even if the connection the SET went out on died.
+    nodes_->node(i).send(
+        command_, [self, i](error_code, const reply&) { self->on_reply(i); }, retry_until_);
+  }
+  if (awaited_ == 0) {
+    // Nothing to wait for; still call back from a handler, not from here.
+    boost::asio::post(nodes_->strand(), [self] { self->finish(); });
+    return;
+  }
+  timer_.expires_after(timeout_);
+  timer_.async_wait([self](error_code ec) {
+    if (!ec) self->finish();
+  });
+}
+
+void undo_op::on_reply(std::size_t node) {
+  if (plan_[node] == undo_role::send_and_await && --awaited_ == 0) finish();
+}
+
+void undo_op::finish() {
+  if (!done_) return;
+  timer_.cancel();
+  auto done = std::move(done_);
+  done_ = {};
+  done();
+}
+
+}  // namespace redlock::detail

@@ -1,0 +1,27 @@
+#include "detail/vote.hpp"
+
+namespace redlock::detail {
+namespace {
+
+vote failure(error_code ec, const reply& r) noexcept {
+  if (ec) return {vote::kind::failed, ec};
+  if (r.is_error()) return {vote::kind::failed, classify_error_reply(r.text)};
+  return {vote::kind::failed, make_error_code(errc::protocol_error)};
+}
+
+}  // namespace
+
+vote acquire_vote(error_code ec, const reply& r) noexcept {
+  if (!ec && r.is_ok()) return {vote::kind::granted, {}};
+  if (!ec && r.type == reply::kind::nil) return {vote::kind::refused, {}};
+  return failure(ec, r);
+}
+
+vote extend_vote(error_code ec, const reply& r) noexcept {
+  if (!ec && r.type == reply::kind::integer && (r.integer == 0 || r.integer == 1)) {
+    return {r.integer == 1 ? vote::kind::granted : vote::kind::refused, {}};
+  }
+  return failure(ec, r);
+}
+
+}  // namespace redlock::detail

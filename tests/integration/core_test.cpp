@@ -1,0 +1,338 @@
+// Regression tests of the core's defects (each failed before its fix), the
+// lock handle's semantics, and per-operation cancellation.
+#include "test_env.hpp"
+
+#include "support/fault_proxy.hpp"
+
+#include <boost/version.hpp>
+
+#include <memory>
+#include <optional>
+#include <stop_token>
+#include <thread>
+
+using namespace redlock::itest;
+using redlock::errc;
+using redlock::error_code;
+
+namespace {
+
+/// Puts a fault proxy in front of each of `which` nodes of `e`'s config.
+std::vector<std::unique_ptr<redlock::test::fault_proxy>> proxy_nodes(
+    env& e, std::initializer_list<std::size_t> which) {
+  std::vector<std::unique_ptr<redlock::test::fault_proxy>> proxies;
+  for (auto i : which) {
+    proxies.push_back(std::make_unique<redlock::test::fault_proxy>(e.nodes.node(i).port()));
+    e.config.nodes[i].port = proxies.back()->port();
+  }
+  return proxies;
+}
+
+/// Polls a Redis-side condition without running any io_context.
+template <class Predicate>
+bool poll_until_idle(Predicate condition, milliseconds limit = 2000ms) {
+  const auto deadline = steady::now() + limit;
+  while (!condition()) {
+    if (steady::now() >= deadline) return false;
+    std::this_thread::sleep_for(1ms);
+  }
+  return true;
+}
+
+}  // namespace
+
+// Defect 1: the extend script ran PEXPIRE unconditionally, so an extend with
+// a shorter TTL whose replies came late cut the keys' expiry under a handle
+// that still trusted the old validity.
+TEST_CASE("an extend with a shorter TTL never shortens the keys, even when it fails late",
+          "[integration][defect]") {
+  env e;
+  redlock::client locks(e.io.get_executor(), e.config);
+  warm_up(e.io, locks);
+  const auto key = e.key("shorter");
+  auto got = acquire(e.io, locks, "shorter", once(10s));
+  REQUIRE_FALSE(got.ec);
+  REQUIRE(e.key_everywhere(key, got.held.token()));
+  const auto deadline = got.held.validity_deadline();
+
+  // A majority frozen: the extend (request timeout ttl/20 = 50 ms) fails,
+  // and its scripts run on those nodes once they are thawed.
+  for (std::size_t i : {0, 1, 2}) e.nodes.node(i).pause();
+  const auto late = extend(e.io, locks, got.held, 1s);
+  for (std::size_t i : {0, 1, 2}) e.nodes.node(i).resume();
+  CHECK(late.ec == errc::quorum_unreachable);
+  CHECK(late.held.token() == got.held.token());
+  CHECK(got.held.validity_deadline() == deadline);  // the old validity stands
+  CHECK(got.held.valid());
+  // A probe queued behind the late scripts on the same connections: once it
+  // has answered, they have run.
+  const auto probe = extend(e.io, locks, got.held, 2s);
+  REQUIRE_FALSE(probe.ec);
+  for (std::size_t i = 0; i < 5; ++i) {
+    INFO("node " << i);
+    CHECK(e.admin[i]->pttl(key) > 8000);  // still the acquire's 10 s
+  }
+  // And a successful shorter extend keeps the later deadline.
+  CHECK(probe.held.validity_deadline() == deadline);
+  CHECK(e.release_everywhere(locks, got.held).removed >= 3);
+}
+
+// Defect 2: a reply deciding failure and the request timer expiring in the
+// same reactor cycle settled the attempt twice (two undos, two pauses, at
+// worst success with an empty lock). Blocking the io_context thread until
+// every node has answered and the timer is due makes both ready at once.
+TEST_CASE("an attempt decided by a reply in the same cycle as its timer is settled once",
+          "[integration][defect]") {
+  env e;
+  redlock::client locks(e.io.get_executor(), e.config);
+  warm_up(e.io, locks);
+  const auto key = e.key("same-cycle");
+  for (std::size_t i : {0, 1, 2}) REQUIRE(foreign_set_nx(*e.admin[i], key, "foreign"));
+  std::vector<long long> sets, evals;
+  for (auto& a : e.admin) {
+    sets.push_back(command_calls(*a, "set"));
+    evals.push_back(command_calls(*a, "eval"));
+  }
+
+  constexpr auto request_timeout = 50ms;
+  auto result = std::make_shared<std::optional<lock_result>>();
+  auto completions = std::make_shared<int>(0);
+  const auto start = steady::now();
+  locks.async_acquire("same-cycle", once(10s, request_timeout),
+                      [result, completions](error_code ec, redlock::lock l) {
+                        ++*completions;
+                        result->emplace(lock_result{ec, std::move(l)});
+                      });
+  // One handler: the acquire's start, which writes the SETs. Then this
+  // thread, the io_context's only one, stays away until every node has
+  // answered and the request timer is due.
+  const auto all_set = [&] {
+    for (std::size_t i = 0; i < 5; ++i) {
+      if (command_calls(*e.admin[i], "set") < sets[i] + 1) return false;
+    }
+    return true;
+  };
+  bool sent = false;
+  for (int handlers = 0; handlers < 20 && !sent; ++handlers) {
+    REQUIRE(e.io.poll_one() == 1);
+    sent = poll_until_idle(all_set, 100ms);
+  }
+  REQUIRE(sent);
+  REQUIRE_FALSE(result->has_value());
+  while (steady::now() < start + 2 * request_timeout) std::this_thread::yield();
+  run_until(e.io, [&] { return result->has_value(); });
+  CHECK(*completions == 1);
+  CHECK((*result)->ec == errc::not_acquired);
+  CHECK((*result)->held.empty());
+  // One undo, on the two nodes that granted: not two.
+  CHECK(e.key_nowhere(key) == false);  // the foreign keys stay
+  for (std::size_t i : {3, 4}) {
+    INFO("node " << i);
+    CHECK(poll_until(e.io, [&] { return !e.admin[i]->exists(key); }));
+    wait_on_timer(e.io, 100ms);  // room for a second undo to show up
+    CHECK(command_calls(*e.admin[i], "eval") == evals[i] + 1);
+  }
+  for (std::size_t i : {0, 1, 2}) CHECK(command_calls(*e.admin[i], "eval") == evals[i]);
+}
+
+// Defect 4: after a connection dropped under a SET, the undo went to a node
+// in backoff and failed at once: the key stayed for its full TTL.
+TEST_CASE("an attempt whose connections dropped under its SETs is undone once reconnected",
+          "[integration][defect]") {
+  env e;
+  auto proxies = proxy_nodes(e, {0, 1, 2});
+  redlock::client locks(e.io.get_executor(), e.config);
+  warm_up(e.io, locks);
+  const auto key = e.key("dropped");
+  for (auto& p : proxies) p->hold_replies(true);
+
+  auto result = std::make_shared<std::optional<lock_result>>();
+  locks.async_acquire("dropped", once(30s, 5s), [result](error_code ec, redlock::lock l) {
+    result->emplace(lock_result{ec, std::move(l)});
+  });
+  // Our SETs landed on the proxied nodes; their answers are held.
+  for (std::size_t i : {0, 1, 2}) {
+    INFO("node " << i);
+    REQUIRE(poll_until(e.io, [&] { return e.admin[i]->exists(key); }));
+  }
+  for (auto& p : proxies) {
+    p->reset_connections();
+    p->hold_replies(false);
+  }
+  run_until(e.io, [&] { return result->has_value(); });
+  CHECK((*result)->ec == errc::quorum_unreachable);
+  // Undone everywhere within a few reconnect delays, not after 30 s.
+  CHECK(e.key_nowhere(key));
+}
+
+// Defect 5: the handshake (here SELECT) was bounded only by the stall
+// timeout, so commands queued behind it waited for it.
+TEST_CASE("a connection whose handshake hangs fails after connect_timeout", "[integration][defect]") {
+  env e;
+  auto proxies = proxy_nodes(e, {0, 1, 2});
+  for (auto& node : e.config.nodes) node.database = 1;
+  e.config.connect_timeout = 300ms;
+  e.config.stall_timeout = 20s;
+  for (auto& p : proxies) p->hold_replies(true);
+  redlock::client locks(e.io.get_executor(), e.config);
+
+  const auto start = steady::now();
+  auto got = acquire(e.io, locks, "handshake", once(10s, 2500ms));
+  const auto elapsed = steady::now() - start;
+  INFO(describe_nodes(got.held));
+  INFO("elapsed " << std::chrono::duration_cast<milliseconds>(elapsed).count() << " ms");
+  CHECK(got.ec == errc::quorum_unreachable);
+  CHECK(elapsed < 1500ms);
+  for (std::size_t i : {0, 1, 2}) {
+    CHECK(got.held.nodes()[i].error == boost::asio::error::timed_out);
+  }
+  CHECK(e.log.count(redlock::log_level::warning, "timed out") >= 1);
+}
+
+TEST_CASE("a released handle is not valid, and releasing it again does nothing", "[integration]") {
+  env e;
+  redlock::client locks(e.io.get_executor(), e.config);
+  warm_up(e.io, locks);
+  const auto key = e.key("handle");
+  auto got = acquire(e.io, locks, "handle", once());
+  REQUIRE_FALSE(got.ec);
+  const redlock::lock copy = got.held;
+  REQUIRE(copy.valid());
+
+  const auto released = release(e.io, locks, got.held);
+  CHECK_FALSE(released.ec);
+  CHECK(copy.released());
+  CHECK_FALSE(copy.valid());
+  CHECK(copy.remaining_validity() == 0ms);
+  CHECK(e.key_nowhere(key));
+
+  std::vector<long long> evals;
+  for (auto& a : e.admin) evals.push_back(command_calls(*a, "eval"));
+  const auto again = release(e.io, locks, copy);
+  CHECK_FALSE(again.ec);
+  CHECK(again.removed == 0);
+  CHECK(extend(e.io, locks, copy, 10s).ec == errc::lock_released);
+  for (std::size_t i = 0; i < 5; ++i) CHECK(command_calls(*e.admin[i], "eval") == evals[i]);
+  CHECK(release(e.io, locks, redlock::lock{}).ec == errc::not_a_lock);
+}
+
+TEST_CASE("a release after the lock lapsed on a majority fails with lock_lost", "[integration]") {
+  env e;
+  redlock::client locks(e.io.get_executor(), e.config);
+  const auto key = e.key("lapsed");
+  auto got = acquire(e.io, locks, "lapsed", once());
+  REQUIRE_FALSE(got.ec);
+  REQUIRE(e.key_everywhere(key, got.held.token()));
+  for (std::size_t i : {0, 1, 2}) REQUIRE(e.admin[i]->command({"DEL", key}).integer == 1);
+  const auto released = release(e.io, locks, got.held);
+  CHECK(released.ec == errc::lock_lost);
+  CHECK(released.removed <= 2);
+  CHECK(e.key_nowhere(key));
+}
+
+TEST_CASE("a stop_token ends a waiting acquire at once with operation_aborted", "[integration]") {
+  env e;
+  redlock::client locks(e.io.get_executor(), e.config);
+  warm_up(e.io, locks);
+  auto holder = acquire(e.io, locks, "wanted", once());
+  REQUIRE_FALSE(holder.ec);
+
+  std::stop_source stop;
+  auto options = waiting(10s);
+  options.stop = stop.get_token();
+  auto result = std::make_shared<std::optional<lock_result>>();
+  locks.async_acquire("wanted", options, [result](error_code ec, redlock::lock l) {
+    result->emplace(lock_result{ec, std::move(l)});
+  });
+  REQUIRE(e.someone_waits_for(e.key("wanted")));
+  const auto start = steady::now();
+  std::thread([&stop] { stop.request_stop(); }).join();  // from another thread
+  run_until(e.io, [&] { return result->has_value(); }, 2s);
+  CHECK((*result)->ec == boost::asio::error::operation_aborted);
+  CHECK(steady::now() - start < 1s);
+  CHECK(e.key_everywhere(e.key("wanted"), holder.held.token()));
+
+  // Requested before the start: nothing is sent at all.
+  std::vector<long long> sets;
+  for (auto& a : e.admin) sets.push_back(command_calls(*a, "set"));
+  auto early = std::make_shared<std::optional<lock_result>>();
+  locks.async_acquire("other", options, [early](error_code ec, redlock::lock l) {
+    early->emplace(lock_result{ec, std::move(l)});
+  });
+  run_until(e.io, [&] { return early->has_value(); });
+  CHECK((*early)->ec == boost::asio::error::operation_aborted);
+  for (std::size_t i = 0; i < 5; ++i) CHECK(command_calls(*e.admin[i], "set") == sets[i]);
+}
+
+TEST_CASE("cancelling an attempt in flight undoes its partial votes before completing",
+          "[integration]") {
+  env e;
+  redlock::client locks(e.io.get_executor(), e.config);
+  warm_up(e.io, locks);
+  const auto key = e.key("partial");
+  for (std::size_t i : {2, 3, 4}) e.nodes.node(i).pause();
+
+  std::stop_source stop;
+  auto options = once(10s, 5s);
+  options.stop = stop.get_token();
+  auto result = std::make_shared<std::optional<lock_result>>();
+  locks.async_acquire("partial", options, [result](error_code ec, redlock::lock l) {
+    result->emplace(lock_result{ec, std::move(l)});
+  });
+  for (std::size_t i : {0, 1}) REQUIRE(poll_until(e.io, [&] { return e.admin[i]->exists(key); }));
+  const auto start = steady::now();
+  stop.request_stop();
+  run_until(e.io, [&] { return result->has_value(); }, 2s);
+  CHECK((*result)->ec == boost::asio::error::operation_aborted);
+  CHECK(steady::now() - start < 1s);  // not the 5 s request timeout
+  for (std::size_t i : {0, 1}) CHECK_FALSE(e.admin[i]->exists(key));  // undone before completing
+  for (std::size_t i : {2, 3, 4}) e.nodes.node(i).resume();
+  CHECK(e.key_nowhere(key));  // the SETs that landed late were undone behind them
+}
+
+TEST_CASE("blocking_client::try_acquire returns no lock when it is held elsewhere",
+          "[integration]") {
+  env e;
+  redlock::blocking_client blocking(e.config);
+  auto first = blocking.try_acquire("try", once());
+  REQUIRE(first.has_value());
+  CHECK(first->valid());
+  CHECK_FALSE(blocking.try_acquire("try", once()).has_value());
+  CHECK(blocking.release(*first) >= 3);
+  CHECK_THROWS_AS(blocking.try_acquire("", once()), boost::system::system_error);
+}
+
+#if BOOST_VERSION >= 107700
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+
+TEST_CASE("Asio's per-operation cancellation slot cancels a waiting acquire", "[integration]") {
+  env e;
+  redlock::client locks(e.io.get_executor(), e.config);
+  warm_up(e.io, locks);
+  auto holder = acquire(e.io, locks, "slot", once());
+  REQUIRE_FALSE(holder.ec);
+
+  boost::asio::cancellation_signal signal;
+  auto result = std::make_shared<std::optional<lock_result>>();
+  locks.async_acquire("slot", waiting(10s),
+                      boost::asio::bind_cancellation_slot(
+                          signal.slot(), [result](error_code ec, redlock::lock l) {
+                            result->emplace(lock_result{ec, std::move(l)});
+                          }));
+  REQUIRE(e.someone_waits_for(e.key("slot")));
+  signal.emit(boost::asio::cancellation_type::terminal);
+  run_until(e.io, [&] { return result->has_value(); }, 2s);
+  CHECK((*result)->ec == boost::asio::error::operation_aborted);
+
+  // A slot whose operation completed is free again: emitting does nothing.
+  auto released = std::make_shared<std::optional<unlock_result>>();
+  locks.async_release(holder.held, boost::asio::bind_cancellation_slot(
+                                       signal.slot(), [released](error_code ec, std::size_t n) {
+                                         released->emplace(unlock_result{ec, n});
+                                       }));
+  run_until(e.io, [&] { return released->has_value(); });
+  CHECK_FALSE((*released)->ec);
+  signal.emit(boost::asio::cancellation_type::terminal);
+}
+#endif

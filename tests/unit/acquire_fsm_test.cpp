@@ -1,0 +1,252 @@
+// The decisions of an acquire, driven with a fake clock and simulated votes:
+// no sockets. Each test asserts the action the machine returns.
+#include "detail/acquire_fsm.hpp"
+
+#include <boost/asio/error.hpp>
+#include <catch2/catch.hpp>
+
+using namespace std::chrono_literals;
+using redlock::errc;
+using redlock::retry_policy;
+using redlock::detail::acquire_fsm;
+using redlock::detail::acquire_rules;
+using redlock::detail::undo_plan;
+using redlock::detail::undo_role;
+using redlock::detail::vote;
+using kind = acquire_fsm::action::kind;
+using phase = acquire_fsm::phase;
+
+namespace {
+
+const redlock::clock::time_point t0{std::chrono::seconds(1000)};
+
+double half() { return 0.5; }
+
+const vote granted{vote::kind::granted, {}};
+const vote refused{vote::kind::refused, {}};
+vote failed(errc e = errc::server_error) { return {vote::kind::failed, make_error_code(e)}; }
+
+acquire_rules rules(unsigned attempts = 3, bool wake_on_release = true) {
+  acquire_rules r;
+  r.round.ttl = 10s;
+  r.round.drift_factor = 0.01;
+  r.request_timeout = 500ms;
+  r.retry = retry_policy::fixed(100ms, attempts, 0.0);
+  r.retry.wake_on_release = wake_on_release;
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("acquire_fsm: a quorum of grants completes with success once", "[unit][acquire_fsm]") {
+  acquire_fsm fsm(5, rules(), &half);
+  auto a = fsm.start(t0);
+  REQUIRE(a.what == kind::send_attempt);
+  CHECK(a.at == t0 + 500ms);
+  CHECK(fsm.attempt() == 1);
+  CHECK(fsm.on_vote(1, 0, granted, t0 + 1ms).what == kind::none);
+  CHECK(fsm.on_vote(1, 1, granted, t0 + 1ms).what == kind::none);
+  const auto done = fsm.on_vote(1, 2, granted, t0 + 2ms);
+  CHECK(done.what == kind::complete);
+  CHECK_FALSE(done.error);
+  CHECK(fsm.round().validity_deadline() == t0 + 10s - 102ms);
+  // Nothing afterwards does anything: a late vote, the request timer that was
+  // already queued, a wake-up, a cancellation.
+  CHECK(fsm.on_vote(1, 3, refused, t0 + 3ms).what == kind::none);
+  CHECK(fsm.on_timer(a.timer_id, t0 + 500ms).what == kind::none);
+  CHECK(fsm.on_release_seen(true, t0 + 4ms).what == kind::none);
+  CHECK(fsm.on_cancel(t0 + 5ms).what == kind::none);
+  CHECK(fsm.done());
+}
+
+// Defect: a reply deciding failure and the request timer firing in the same
+// reactor cycle settled the attempt twice (second undo, reused pause timer,
+// at worst success with an empty lock).
+TEST_CASE("acquire_fsm: a timer already queued when a reply decided the attempt does nothing",
+          "[unit][acquire_fsm]") {
+  acquire_fsm fsm(5, rules(), &half);
+  const auto attempt = fsm.start(t0);
+  fsm.on_vote(1, 0, granted, t0 + 1ms);
+  fsm.on_vote(1, 1, refused, t0 + 499ms);
+  fsm.on_vote(1, 2, refused, t0 + 499ms);
+  const auto undo = fsm.on_vote(1, 3, refused, t0 + 500ms);
+  REQUIRE(undo.what == kind::undo);
+  CHECK(undo.undo == undo_plan{undo_role::send_and_await, undo_role::skip, undo_role::skip,
+                               undo_role::skip, undo_role::send});
+  // The timer handler had been queued with success before it was cancelled.
+  CHECK(fsm.on_timer(attempt.timer_id, t0 + 500ms).what == kind::none);
+  CHECK(fsm.current() == phase::undoing);
+  const auto pause = fsm.on_undone(t0 + 501ms);
+  REQUIRE(pause.what == kind::pause);
+  CHECK(pause.at == t0 + 501ms + 100ms);
+  CHECK(pause.wait_for_release);
+  // A second undo completion, or the stale timer again, changes nothing.
+  CHECK(fsm.on_undone(t0 + 502ms).what == kind::none);
+  CHECK(fsm.on_timer(attempt.timer_id, t0 + 503ms).what == kind::none);
+  // The pause's own timer starts attempt 2, once.
+  const auto next = fsm.on_timer(pause.timer_id, t0 + 601ms);
+  CHECK(next.what == kind::send_attempt);
+  CHECK(fsm.attempt() == 2);
+  CHECK(fsm.on_timer(pause.timer_id, t0 + 601ms).what == kind::none);
+}
+
+TEST_CASE("acquire_fsm: the timeout fails the nodes still pending and undoes where SETs may land",
+          "[unit][acquire_fsm]") {
+  acquire_fsm fsm(3, rules(1), &half);
+  const auto attempt = fsm.start(t0);
+  fsm.on_vote(1, 0, granted, t0 + 1ms);
+  const auto undo = fsm.on_timer(attempt.timer_id, t0 + 500ms);
+  REQUIRE(undo.what == kind::undo);
+  CHECK(undo.undo == undo_plan{undo_role::send_and_await, undo_role::send, undo_role::send});
+  // A reply after the timeout is no vote.
+  CHECK(fsm.on_vote(1, 1, granted, t0 + 501ms).what == kind::none);
+  const auto done = fsm.on_undone(t0 + 502ms);
+  CHECK(done.what == kind::complete);
+  CHECK(done.error == errc::quorum_unreachable);
+}
+
+TEST_CASE("acquire_fsm: refused everywhere needs no undo", "[unit][acquire_fsm]") {
+  acquire_fsm fsm(3, rules(1), &half);
+  fsm.start(t0);
+  fsm.on_vote(1, 0, refused, t0 + 1ms);
+  const auto done = fsm.on_vote(1, 1, refused, t0 + 1ms);
+  // Two refusals rule the quorum out; node 2 has not answered, so its SET
+  // may still land: undo there.
+  REQUIRE(done.what == kind::undo);
+  CHECK(done.undo == undo_plan{undo_role::skip, undo_role::skip, undo_role::send});
+
+  acquire_fsm all_refused(1, rules(1), &half);
+  all_refused.start(t0);
+  const auto over = all_refused.on_vote(1, 0, refused, t0 + 1ms);
+  CHECK(over.what == kind::complete);
+  CHECK(over.error == errc::not_acquired);
+}
+
+TEST_CASE("acquire_fsm: a reply to an earlier attempt is never a vote", "[unit][acquire_fsm]") {
+  acquire_fsm fsm(3, rules(), &half);
+  auto first = fsm.start(t0);
+  fsm.on_timer(first.timer_id, t0 + 500ms);  // all three late: undo
+  const auto pause = fsm.on_undone(t0 + 501ms);
+  fsm.on_timer(pause.timer_id, t0 + 601ms);
+  REQUIRE(fsm.attempt() == 2);
+  CHECK(fsm.on_vote(1, 0, granted, t0 + 602ms).what == kind::none);
+  CHECK(fsm.on_vote(1, 1, granted, t0 + 602ms).what == kind::none);
+  CHECK(fsm.round().granted() == 0);
+}
+
+TEST_CASE("acquire_fsm: a release seen while attempting makes the retry immediate",
+          "[unit][acquire_fsm]") {
+  acquire_fsm fsm(1, rules(), &half);
+  fsm.start(t0);
+  CHECK(fsm.on_release_seen(true, t0 + 1ms).what == kind::none);
+  const auto over = fsm.on_vote(1, 0, refused, t0 + 2ms);
+  REQUIRE(over.what == kind::pause);
+  CHECK(over.at == t0 + 2ms);  // our own release: no delay, no jitter
+}
+
+TEST_CASE("acquire_fsm: while pausing, our own release starts an attempt at once, another's "
+          "after jitter",
+          "[unit][acquire_fsm]") {
+  acquire_fsm fsm(1, rules(), &half);
+  fsm.start(t0);
+  const auto pause = fsm.on_vote(1, 0, refused, t0 + 1ms);
+  REQUIRE(pause.what == kind::pause);
+  const auto jittered = fsm.on_release_seen(false, t0 + 10ms);
+  REQUIRE(jittered.what == kind::pause);
+  CHECK(jittered.at == t0 + 10ms + 250us);  // 500 us * 0.5 / attempt 1
+  CHECK(jittered.timer_id != pause.timer_id);
+  CHECK(fsm.on_timer(pause.timer_id, t0 + 101ms).what == kind::none);  // re-armed: stale
+  const auto now = fsm.on_release_seen(true, t0 + 10ms);
+  CHECK(now.what == kind::send_attempt);
+  CHECK(fsm.attempt() == 2);
+}
+
+TEST_CASE("acquire_fsm: no release wait unless held elsewhere and wake_on_release",
+          "[unit][acquire_fsm]") {
+  acquire_fsm unreachable(3, rules(), &half);
+  const auto a = unreachable.start(t0);
+  const auto undo = unreachable.on_timer(a.timer_id, t0 + 500ms);
+  REQUIRE(undo.what == kind::undo);
+  CHECK_FALSE(unreachable.on_undone(t0 + 501ms).wait_for_release);
+
+  acquire_fsm polling(1, rules(3, false), &half);
+  polling.start(t0);
+  const auto pause = polling.on_vote(1, 0, refused, t0 + 1ms);
+  REQUIRE(pause.what == kind::pause);
+  CHECK_FALSE(pause.wait_for_release);
+}
+
+TEST_CASE("acquire_fsm: the wait timeout ends retries", "[unit][acquire_fsm]") {
+  auto r = rules(0);
+  r.wait_timeout = 150ms;
+  acquire_fsm fsm(1, r, &half);
+  fsm.start(t0);
+  const auto pause = fsm.on_vote(1, 0, refused, t0 + 1ms);  // retry at 101 ms
+  REQUIRE(pause.what == kind::pause);
+  REQUIRE(fsm.on_timer(pause.timer_id, t0 + 101ms).what == kind::send_attempt);
+  const auto over = fsm.on_vote(2, 0, refused, t0 + 102ms);  // 202 ms would be too late
+  CHECK(over.what == kind::complete);
+  CHECK(over.error == errc::not_acquired);
+}
+
+TEST_CASE("acquire_fsm: cancelling an attempt undoes it first, then completes aborted",
+          "[unit][acquire_fsm]") {
+  acquire_fsm fsm(3, rules(), &half);
+  const auto a = fsm.start(t0);
+  fsm.on_vote(1, 0, granted, t0 + 1ms);
+  const auto undo = fsm.on_cancel(t0 + 2ms);
+  REQUIRE(undo.what == kind::undo);
+  CHECK(undo.undo == undo_plan{undo_role::send_and_await, undo_role::send, undo_role::send});
+  CHECK(fsm.on_vote(1, 1, granted, t0 + 3ms).what == kind::none);
+  CHECK(fsm.on_timer(a.timer_id, t0 + 500ms).what == kind::none);
+  CHECK(fsm.on_cancel(t0 + 4ms).what == kind::none);
+  const auto done = fsm.on_undone(t0 + 5ms);
+  CHECK(done.what == kind::complete);
+  CHECK(done.error == boost::asio::error::operation_aborted);
+}
+
+TEST_CASE("acquire_fsm: cancelling during an undo or a pause", "[unit][acquire_fsm]") {
+  acquire_fsm undoing(1, rules(), &half);
+  const auto a = undoing.start(t0);
+  REQUIRE(undoing.on_timer(a.timer_id, t0 + 500ms).what == kind::undo);
+  CHECK(undoing.on_cancel(t0 + 501ms).what == kind::none);
+  const auto done = undoing.on_undone(t0 + 502ms);
+  CHECK(done.what == kind::complete);
+  CHECK(done.error == boost::asio::error::operation_aborted);
+
+  acquire_fsm pausing(1, rules(), &half);
+  pausing.start(t0);
+  const auto pause = pausing.on_vote(1, 0, refused, t0 + 1ms);
+  REQUIRE(pause.what == kind::pause);
+  const auto aborted = pausing.on_cancel(t0 + 2ms);
+  CHECK(aborted.what == kind::complete);
+  CHECK(aborted.error == boost::asio::error::operation_aborted);
+  CHECK(pausing.on_timer(pause.timer_id, t0 + 101ms).what == kind::none);
+}
+
+TEST_CASE("acquire_fsm: a quorum too late fails with validity_expired and is undone",
+          "[unit][acquire_fsm]") {
+  auto r = rules(1);
+  r.round.ttl = 1000ms;
+  r.request_timeout = 2000ms;
+  acquire_fsm fsm(3, r, &half);
+  fsm.start(t0);
+  fsm.on_vote(1, 0, granted, t0 + 1ms);
+  const auto undo = fsm.on_vote(1, 1, granted, t0 + 995ms);  // validity 1000-12-995 < 0
+  REQUIRE(undo.what == kind::undo);
+  CHECK(undo.undo == undo_plan{undo_role::send_and_await, undo_role::send_and_await,
+                               undo_role::send});
+  const auto done = fsm.on_undone(t0 + 996ms);
+  CHECK(done.error == errc::validity_expired);
+}
+
+TEST_CASE("acquire_fsm: failing nodes sink the round; the undo covers them", "[unit][acquire_fsm]") {
+  acquire_fsm fsm(3, rules(1), &half);
+  fsm.start(t0);
+  fsm.on_vote(1, 0, failed(), t0 + 1ms);
+  const auto undo = fsm.on_vote(1, 1, failed(errc::node_unavailable), t0 + 2ms);
+  REQUIRE(undo.what == kind::undo);
+  CHECK(undo.undo == undo_plan{undo_role::send, undo_role::send, undo_role::send});
+  const auto done = fsm.on_undone(t0 + 3ms);
+  CHECK(done.error == errc::quorum_unreachable);
+}
