@@ -2,7 +2,8 @@
 # The project's one test command (README and CI call it).
 # Usage: scripts/test.sh [ctest args...]     e.g. scripts/test.sh -R unit
 # Stages: default build (build/), then, unless REDLOCK_SANITIZERS=0,
-# ASan+UBSan (build-asan/) and TSan (build-tsan/). Each stage builds and runs
+# ASan+UBSan (build-asan/) and TSan (build-tsan/), then, unless
+# REDLOCK_BOOST181=0, Boost 1.81 (build-boost181/). Each stage builds and runs
 # ctest; all stages run even if one fails, and the exit status is non-zero if
 # any failed.
 set -euo pipefail
@@ -75,6 +76,8 @@ failed=0
 
 # run_stage NAME BUILD_DIR "ENV..." -- [cmake args...]
 #   ENV entries are VAR=value words (or a command prefix) put before ctest.
+#   stage_ctest_args are added to ctest's; stage_check, if set, names a
+#   function run with the build dir between build and ctest.
 run_stage() {
   local name=$1 dir=$2 start rc=0 result
   shift 2
@@ -89,6 +92,9 @@ run_stage() {
   echo "=== stage $name: build $dir ==="
   if ! "$root/scripts/build.sh" "$dir" "$@"; then
     result="FAIL  $name: build failed"
+    failed=1
+  elif [[ -n "$stage_check" ]] && ! "$stage_check" "$root/$dir"; then
+    result="FAIL  $name: $stage_check"
     failed=1
   else
     echo "=== stage $name: ctest $dir ==="
@@ -110,13 +116,17 @@ run_stage() {
   summary+=("$result")
 }
 
+# The long fault-schedule runs: the default stage runs them, the others skip them.
+torture_runs=(-E "^torture: (short schedule|detects|safe)")
+
 stage_ctest_args=()
+stage_check=
 run_stage default build --
 if [[ "${REDLOCK_SANITIZERS:-1}" != 0 ]]; then
   # Under sanitizers: every unit and integration test and the checker's
   # tests, but not the long fault-schedule runs (they ran in the default
   # stage), and no examples or benchmark to build.
-  stage_ctest_args=(-E "^torture: (short schedule|detects|safe)")
+  stage_ctest_args=("${torture_runs[@]}")
   # -O1 -g1 keeps function names in reports and compiles much faster than -O2 -g.
   set -- -DREDLOCK_BUILD_EXAMPLES=OFF -DREDLOCK_BUILD_BENCH=OFF \
     "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1"
@@ -126,6 +136,50 @@ if [[ "${REDLOCK_SANITIZERS:-1}" != 0 ]]; then
     -- -DREDLOCK_SANITIZE=thread "$@"
 else
   summary+=("SKIP  sanitizers (REDLOCK_SANITIZERS=0)")
+fi
+
+# Proof that the boost-1.81 build compiled against the prefix's headers: the
+# compiler's dependency lists name its boost/version.hpp (every Asio header
+# includes it) and nothing under /usr/include/boost (1.74), which would win
+# if the prefix's include dir ever came after /usr/include.
+# shellcheck disable=SC2317 # invoked via stage_check
+boost181_headers() {
+  local dir=$1 deps inc
+  inc=$(cd "$boost181_prefix" && pwd -P)/usr/include/boost/ # Boost's config resolves symlinks
+  if [[ -f "$dir/build.ninja" ]]; then
+    deps=$(ninja -C "$dir" -t deps)
+  else
+    deps=$(find "$dir" -name '*.o.d' -exec cat {} +)
+  fi
+  if grep -Eq '(^|[[:space:]])/usr/include/boost/' <<<"$deps"; then
+    echo "test.sh: $dir includes Boost headers from /usr/include/boost" >&2
+    return 1
+  fi
+  if ! grep -Fq "${inc}version.hpp" <<<"$deps"; then
+    echo "test.sh: $dir never includes ${inc}version.hpp" >&2
+    return 1
+  fi
+}
+
+if [[ "${REDLOCK_BOOST181:-1}" != 0 ]]; then
+  # The Asio of Boost 1.81 (per-operation cancellation, since 1.77), unpacked
+  # into a private prefix as Debian cannot install it beside 1.74. Tests as
+  # under the sanitizers.
+  boost181_prefix=$root/.deps/boost-1.81
+  if out=$("$root/scripts/boost181.sh" "$boost181_prefix"); then
+    mapfile -t boost181_args <<<"$out"
+    stage_ctest_args=("${torture_runs[@]}")
+    stage_check=boost181_headers
+    run_stage boost-1.81 build-boost181 -- "${boost181_args[@]}" \
+      -DREDLOCK_BUILD_EXAMPLES=OFF -DREDLOCK_BUILD_BENCH=OFF \
+      "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1"
+    stage_check=
+  else
+    summary+=("FAIL  boost-1.81: scripts/boost181.sh could not unpack Boost 1.81")
+    failed=1
+  fi
+else
+  summary+=("SKIP  boost-1.81 (REDLOCK_BOOST181=0)")
 fi
 
 echo "=== summary ==="
