@@ -145,13 +145,16 @@ void connection::become_ready() {
   auto queued = std::move(not_connected_);
   not_connected_.clear();
   const auto now = clock::now();
+  std::vector<callback> expired;
   for (auto& command : queued) {
     if (command.retry_until != clock::time_point{} && now >= command.retry_until) {
-      command.done(errc::node_timeout, reply{});
+      expired.push_back(std::move(command.done));
       continue;
     }
     enqueue_write(command.command, std::move(command.done), command.retry_until);
   }
+  // Only once everything still due is queued: these callbacks may send.
+  for (auto& done : expired) done(errc::node_timeout, reply{});
   if (ready_handler_) ready_handler_();
 }
 

@@ -9,6 +9,7 @@
 #include <redlock/detail/pending_operation.hpp>
 
 #include <memory>
+#include <utility>
 
 namespace redlock::detail {
 
@@ -25,6 +26,7 @@ class operation : public registered_operation,
   void launch() final {
     boost::asio::post(nodes_->strand(), [self = this->shared_from_this()] {
       operation& base = *self;
+      if (base.completed()) return;  // cancelled before it started
       base.nodes_->enroll(&base);
       base.enrolled_ = true;
       if (base.nodes_->closed()) return base.abort();
@@ -47,15 +49,16 @@ class operation : public registered_operation,
   /// On the strand, while not completed: the caller asked to cancel.
   virtual void cancel() = 0;
 
-  ~operation() {
-    if (enrolled_) nodes_->withdraw(this);
-  }
+  // Withdrawn on completion, on the strand: the last reference may be
+  // dropped on any thread.
+  ~operation() = default;
 
   bool completed() const noexcept { return !done_; }
 
   /// Calls the handler unless it was called before; true if it was called now.
   bool complete(Results... results) {
     if (!done_) return false;
+    if (std::exchange(enrolled_, false)) nodes_->withdraw(this);
     auto done = std::move(done_);
     done_ = {};
     done(std::move(results)...);

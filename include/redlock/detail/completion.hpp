@@ -24,9 +24,10 @@ completion<Args...> make_completion(Handler&& handler,
   return [handler = std::forward<Handler>(handler), work = std::move(work)](Args... args) mutable {
     // The core always calls from inside its own handlers, never from the
     // initiating function, so dispatch cannot run the handler inline there.
-    clear_cancellation(handler);
     boost::asio::dispatch(
         work, [handler = std::move(handler), args = std::make_tuple(std::move(args)...)]() mutable {
+          // On the handler's executor, where its slot is emitted from.
+          clear_cancellation(handler);
           std::apply(std::move(handler), std::move(args));
         });
   };
