@@ -179,7 +179,7 @@ asio::awaitable<void> cycle_worker(run& r) {
     const auto resource = fmt::format("{}{}", r.prefix, r.next_resource++);
     const auto t0 = redlock::clock::now();
     auto held = co_await r.locks.async_acquire(resource, lock_opts,
-                                            asio::redirect_error(asio::use_awaitable, ec));
+                                               asio::redirect_error(asio::use_awaitable, ec));
     const auto t1 = redlock::clock::now();
     if (ec) {
       r.failed(ec);
@@ -207,7 +207,7 @@ asio::awaitable<void> contention_worker(run& r) {
   while (redlock::clock::now() < r.stop_at) {
     const auto t0 = redlock::clock::now();
     auto held = co_await r.locks.async_acquire(r.prefix + "contended", lock_opts,
-                                            asio::redirect_error(asio::use_awaitable, ec));
+                                               asio::redirect_error(asio::use_awaitable, ec));
     const auto t1 = redlock::clock::now();
     if (ec) {
       r.failed(ec);

@@ -34,8 +34,7 @@ client::pending client::make_acquire(std::string resource, lock_options options,
                                               std::move(done));
 }
 
-client::pending client::make_release(lock held,
-                                     detail::completion<error_code, std::size_t> done) {
+client::pending client::make_release(lock held, detail::completion<error_code, std::size_t> done) {
   return std::make_shared<detail::release_op>(nodes_, std::move(held), std::move(done));
 }
 

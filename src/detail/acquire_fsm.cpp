@@ -92,8 +92,8 @@ acquire_fsm::action acquire_fsm::on_undone(clock::time_point now) {
 acquire_fsm::action acquire_fsm::after_undo(clock::time_point now) {
   if (cancelled_) return complete(boost::asio::error::operation_aborted);
   const auto error = round_.error();
-  auto next = next_attempt_at(rules_.retry, static_cast<unsigned>(attempt_), now,
-                              wait_deadline_, random_());
+  auto next = next_attempt_at(rules_.retry, static_cast<unsigned>(attempt_), now, wait_deadline_,
+                              random_());
   if (!next) return complete(error);
   // Held elsewhere: the holder's release may end the wait before the delay.
   const bool wait = rules_.retry.wake_on_release && error == errc::not_acquired;

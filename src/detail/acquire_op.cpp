@@ -23,8 +23,8 @@ acquire_rules rules_of(const lock_options& options, double drift_factor) {
 
 }  // namespace
 
-acquire_op::acquire_op(std::shared_ptr<node_set> nodes, std::string resource,
-                       lock_options options, completion<error_code, redlock::lock> done)
+acquire_op::acquire_op(std::shared_ptr<node_set> nodes, std::string resource, lock_options options,
+                       completion<error_code, redlock::lock> done)
     : operation(std::move(nodes), std::move(done)),
       resource_(std::move(resource)),
       key_(nodes_->key_for(resource_)),
@@ -38,8 +38,8 @@ void acquire_op::run() {
   }
   if (options_.stop.stop_requested()) return finish(boost::asio::error::operation_aborted);
   if (options_.stop.stop_possible()) {
-    stop_.emplace(options_.stop, cancel_on_stop{std::static_pointer_cast<acquire_op>(
-                                     shared_from_this())});
+    stop_.emplace(options_.stop,
+                  cancel_on_stop{std::static_pointer_cast<acquire_op>(shared_from_this())});
   }
   execute(fsm_.start(clock::now()));
 }
@@ -125,17 +125,18 @@ void acquire_op::arm_timer(clock::time_point at, std::uint64_t timer_id) {
 void acquire_op::wait_for_release() {
   if (waiter_ != 0) return;
   if (ticket_ == 0) ticket_ = nodes_->wakeups().take_ticket();
-  waiter_ = nodes_->wakeups().wait(
-      key_, ticket_,
-      [self = std::static_pointer_cast<acquire_op>(shared_from_this())](
-          wakeup_hub::wake_reason why) {
-        self->waiter_ = 0;
-        if (self->completed()) return;
-        // Stay in line across the next attempt, so a release during it is not missed.
-        self->wait_for_release();
-        self->execute(self->fsm_.on_release_seen(why == wakeup_hub::wake_reason::released_here,
-                                                 clock::now()));
-      });
+  waiter_ =
+      nodes_->wakeups().wait(key_, ticket_,
+                             [self = std::static_pointer_cast<acquire_op>(shared_from_this())](
+                                 wakeup_hub::wake_reason why) {
+                               self->waiter_ = 0;
+                               if (self->completed()) return;
+                               // Stay in line across the next attempt, so a release during it is
+                               // not missed.
+                               self->wait_for_release();
+                               self->execute(self->fsm_.on_release_seen(
+                                   why == wakeup_hub::wake_reason::released_here, clock::now()));
+                             });
 }
 
 void acquire_op::stop_waiting() {
@@ -152,8 +153,8 @@ void acquire_op::finish(error_code ec) {
     return;
   }
   const auto& round = fsm_.round();
-  auto state = std::make_shared<lock_state>(resource_, token_, options_.ttl,
-                                            round.validity_deadline());
+  auto state =
+      std::make_shared<lock_state>(resource_, token_, options_.ttl, round.validity_deadline());
   complete({}, lock_access::make(std::move(state), round.outcomes()));
   if (broken_on_purpose().settle_twice) {
     undo(undo_plan(nodes_->size(), undo_role::send));  // the same attempt, undone too

@@ -11,9 +11,9 @@ auto client::async_acquire(std::string resource, lock_options options, Completio
       [this](auto handler, std::string resource, lock_options options) {
         // The slot is read before the handler moves into the operation.
         auto slot = detail::cancellation_slot_of(handler);
-        auto op = make_acquire(std::move(resource), std::move(options),
-                               detail::make_completion<error_code, lock>(std::move(handler),
-                                                                         executor_));
+        auto op =
+            make_acquire(std::move(resource), std::move(options),
+                         detail::make_completion<error_code, lock>(std::move(handler), executor_));
         detail::bind_cancellation(slot, op);
         op->launch();
       },
@@ -38,9 +38,9 @@ auto client::async_extend(const lock& held, milliseconds ttl, CompletionToken&& 
   return boost::asio::async_initiate<CompletionToken, void(error_code, lock)>(
       [this](auto handler, lock held, milliseconds ttl) {
         auto slot = detail::cancellation_slot_of(handler);
-        auto op = make_extend(std::move(held), ttl,
-                              detail::make_completion<error_code, lock>(std::move(handler),
-                                                                        executor_));
+        auto op =
+            make_extend(std::move(held), ttl,
+                        detail::make_completion<error_code, lock>(std::move(handler), executor_));
         detail::bind_cancellation(slot, op);
         op->launch();
       },
