@@ -37,15 +37,7 @@ acquire_fsm::action acquire_fsm::on_vote(std::uint64_t attempt, std::size_t node
   if (phase_ != phase::attempting) return {};
   // A reply to an earlier attempt is about another token: never a vote.
   if (attempt != attempt_ && !broken_on_purpose().count_late_votes) return {};
-  switch (v.what) {
-    case vote::kind::granted:
-      return decided(round_.on_granted(node, now), now);
-    case vote::kind::refused:
-      return decided(round_.on_refused(node, now), now);
-    case vote::kind::failed:
-      break;
-  }
-  return decided(round_.on_failed(node, v.error, now), now);
+  return decided(round_.on_vote(node, v, now), now);
 }
 
 acquire_fsm::action acquire_fsm::on_timer(std::uint64_t timer_id, clock::time_point now) {

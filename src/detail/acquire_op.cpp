@@ -38,8 +38,7 @@ void acquire_op::run() {
   }
   if (options_.stop.stop_requested()) return finish(boost::asio::error::operation_aborted);
   if (options_.stop.stop_possible()) {
-    stop_.emplace(options_.stop,
-                  cancel_on_stop{std::static_pointer_cast<acquire_op>(shared_from_this())});
+    stop_.emplace(options_.stop, cancel_on_stop{shared_from_this()});
   }
   execute(fsm_.start(clock::now()));
 }
@@ -90,7 +89,7 @@ void acquire_op::send_attempt(const acquire_fsm::action& next) {
   token_ = make_token();
   attempt_start_ = clock::now();
   const auto command = acquire_command(key_, token_, options_.ttl);
-  auto self = std::static_pointer_cast<acquire_op>(shared_from_this());
+  auto self = shared_from_this();
   for (std::size_t i = 0; i < nodes_->size(); ++i) {
     nodes_->node(i).send(command, [self, attempt, i](error_code ec, const reply& r) {
       if (self->completed()) return;
@@ -101,7 +100,7 @@ void acquire_op::send_attempt(const acquire_fsm::action& next) {
 }
 
 void acquire_op::undo(undo_plan plan) {
-  auto self = std::static_pointer_cast<acquire_op>(shared_from_this());
+  auto self = shared_from_this();
   std::make_shared<undo_op>(nodes_, key_, token_, std::move(plan),
                             effective_request_timeout(options_), attempt_start_ + options_.ttl,
                             [self] {
@@ -113,30 +112,27 @@ void acquire_op::undo(undo_plan plan) {
 
 void acquire_op::arm_timer(clock::time_point at, std::uint64_t timer_id) {
   timer_.expires_at(at);
-  timer_.async_wait(
-      [self = std::static_pointer_cast<acquire_op>(shared_from_this()), timer_id](error_code ec) {
-        // A handler already queued when the timer was re-armed still runs
-        // with success: the machine knows it by its id.
-        if (ec || self->completed()) return;
-        self->execute(self->fsm_.on_timer(timer_id, clock::now()));
-      });
+  timer_.async_wait([self = shared_from_this(), timer_id](error_code ec) {
+    // A handler already queued when the timer was re-armed still runs
+    // with success: the machine knows it by its id.
+    if (ec || self->completed()) return;
+    self->execute(self->fsm_.on_timer(timer_id, clock::now()));
+  });
 }
 
 void acquire_op::wait_for_release() {
   if (waiter_ != 0) return;
   if (ticket_ == 0) ticket_ = nodes_->wakeups().take_ticket();
-  waiter_ =
-      nodes_->wakeups().wait(key_, ticket_,
-                             [self = std::static_pointer_cast<acquire_op>(shared_from_this())](
-                                 wakeup_hub::wake_reason why) {
-                               self->waiter_ = 0;
-                               if (self->completed()) return;
-                               // Stay in line across the next attempt, so a release during it is
-                               // not missed.
-                               self->wait_for_release();
-                               self->execute(self->fsm_.on_release_seen(
-                                   why == wakeup_hub::wake_reason::released_here, clock::now()));
-                             });
+  waiter_ = nodes_->wakeups().wait(
+      key_, ticket_, [self = shared_from_this()](wakeup_hub::wake_reason why) {
+        self->waiter_ = 0;
+        if (self->completed()) return;
+        // Stay in line across the next attempt, so a release during it is
+        // not missed.
+        self->wait_for_release();
+        self->execute(self->fsm_.on_release_seen(why == wakeup_hub::wake_reason::released_here,
+                                                 clock::now()));
+      });
 }
 
 void acquire_op::stop_waiting() {

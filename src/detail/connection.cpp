@@ -1,6 +1,6 @@
+#include "detail/connection.hpp"
 #include "detail/backoff.hpp"
 #include "detail/commands.hpp"
-#include "detail/connection.hpp"
 #include "detail/random.hpp"
 
 #include <fmt/format.h>
@@ -169,8 +169,7 @@ void connection::on_push(push_handler handler) { push_handler_ = std::move(handl
 void connection::on_ready(unique_function<void()> handler) { ready_handler_ = std::move(handler); }
 
 void connection::send(std::string_view command, callback done, clock::time_point retry_until) {
-  const bool waits_for_reconnect =
-      retry_until != clock::time_point{} && clock::now() < retry_until;
+  const bool waits_for_reconnect = retry_until != clock::time_point{} && clock::now() < retry_until;
   switch (state_) {
     case state::ready:
       enqueue_write(command, std::move(done), retry_until);
@@ -203,10 +202,9 @@ void connection::enqueue_write(std::string_view command, callback done,
     if (!stall_timer_armed_) watch_for_stall();
   }
   pending_output_.append(command);
-  awaiting_reply_.push_back({std::move(done), retry_until == clock::time_point{}
-                                                  ? std::string()
-                                                  : std::string(command),
-                             retry_until});
+  awaiting_reply_.push_back(
+      {std::move(done), retry_until == clock::time_point{} ? std::string() : std::string(command),
+       retry_until});
   if (!write_in_flight_ && corked_ == 0) write();
 }
 

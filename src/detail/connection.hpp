@@ -4,10 +4,10 @@
 
 #include <redlock/config.hpp>
 #include <redlock/detail/asio.hpp>
+#include <redlock/detail/unique_function.hpp>
 #include "detail/logger.hpp"
 #include "detail/reply.hpp"
 #include "detail/timer.hpp"
-#include <redlock/detail/unique_function.hpp>
 
 #include <boost/asio/ip/tcp.hpp>
 
@@ -130,7 +130,7 @@ class connection : public std::enable_shared_from_this<connection> {
   bool write_in_flight_ = false;
   unsigned corked_ = 0;
   std::deque<awaited_command> awaiting_reply_;  ///< One per command written or queued, in order.
-  std::deque<waiting_command> not_connected_;  ///< Sent before the connection was ready.
+  std::deque<waiting_command> not_connected_;   ///< Sent before the connection was ready.
   std::vector<char> read_buffer_;
   std::unique_ptr<redisReader, void (*)(redisReader*)> reader_;
   push_handler push_handler_;

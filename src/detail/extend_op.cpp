@@ -42,21 +42,12 @@ void extend_op::run() {
   if (start >= state->deadline()) return finish(errc::lock_expired);
 
   round_.start(start);
-  auto self = std::static_pointer_cast<extend_op>(shared_from_this());
+  auto self = shared_from_this();
   const auto command = extend_command(nodes_->key_for(state->resource), state->token, ttl_);
   for (std::size_t i = 0; i < nodes_->size(); ++i) {
     nodes_->node(i).send(command, [self, i](error_code ec, const reply& r) {
       if (self->completed()) return;
-      const auto v = extend_vote(ec, r);
-      const auto now = clock::now();
-      switch (v.what) {
-        case vote::kind::granted:
-          return self->decided(self->round_.on_granted(i, now));
-        case vote::kind::refused:
-          return self->decided(self->round_.on_refused(i, now));
-        case vote::kind::failed:
-          return self->decided(self->round_.on_failed(i, v.error, now));
-      }
+      self->decided(self->round_.on_vote(i, extend_vote(ec, r), clock::now()));
     });
   }
   timer_.expires_at(std::min(start + effective_request_timeout(options), state->deadline()));

@@ -58,9 +58,7 @@ struct lock_access {
   static redlock::lock failed(std::vector<node_outcome> nodes) {
     return redlock::lock(nullptr, std::move(nodes));
   }
-  static const std::shared_ptr<lock_state>& state(const redlock::lock& held) {
-    return held.state_;
-  }
+  static const std::shared_ptr<lock_state>& state(const redlock::lock& held) { return held.state_; }
 };
 
 }  // namespace redlock::detail

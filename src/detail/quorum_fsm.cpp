@@ -55,6 +55,18 @@ quorum_fsm::state quorum_fsm::on_failed(std::size_t node, error_code error, cloc
   return decide(now);
 }
 
+quorum_fsm::state quorum_fsm::on_vote(std::size_t node, const vote& v, clock::time_point now) {
+  switch (v.what) {
+    case vote::kind::granted:
+      return on_granted(node, now);
+    case vote::kind::refused:
+      return on_refused(node, now);
+    case vote::kind::failed:
+      break;
+  }
+  return on_failed(node, v.error, now);
+}
+
 quorum_fsm::state quorum_fsm::on_timeout(clock::time_point now) {
   if (state_ != state::pending) return state_;
   for (auto& outcome : outcomes_) {

@@ -3,6 +3,8 @@
 // node answers and the current time, so tests can drive it with a fake clock.
 #pragma once
 
+#include "detail/vote.hpp"
+
 #include <redlock/clock.hpp>
 #include <redlock/error.hpp>
 #include <redlock/lock.hpp>
@@ -48,6 +50,8 @@ class quorum_fsm {
   state on_granted(std::size_t node, clock::time_point now);
   state on_refused(std::size_t node, clock::time_point now);
   state on_failed(std::size_t node, error_code error, clock::time_point now);
+  /// Any of the three above, as `v` says.
+  state on_vote(std::size_t node, const vote& v, clock::time_point now);
   /// The request timeout: every node still pending has failed.
   state on_timeout(clock::time_point now);
   /// Ends a pending round as failed with `error` (a cancellation): every

@@ -24,7 +24,7 @@ void release_op::run() {
   const auto now = clock::now();
   // The key lives at most this long: past it, a delete has nothing to do.
   const auto retry_until = std::max(now, state->deadline()) + held_.ttl();
-  auto self = std::static_pointer_cast<release_op>(shared_from_this());
+  auto self = shared_from_this();
   {
     // This client's waiters need not wait for the announcement: an attempt
     // sent now follows the delete on every connection. Corked, the delete

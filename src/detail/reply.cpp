@@ -14,5 +14,4 @@ error_code classify_error_reply(std::string_view text) noexcept {
   return errc::server_error;
 }
 
-
 }  // namespace redlock::detail

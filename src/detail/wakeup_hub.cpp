@@ -1,5 +1,5 @@
-#include "detail/commands.hpp"
 #include "detail/wakeup_hub.hpp"
+#include "detail/commands.hpp"
 
 #include <algorithm>
 #include <functional>

@@ -5,8 +5,8 @@
 // over at once, without the round trip through Redis.
 #pragma once
 
-#include "detail/connection.hpp"
 #include <redlock/detail/unique_function.hpp>
+#include "detail/connection.hpp"
 
 #include <array>
 #include <cstdint>
