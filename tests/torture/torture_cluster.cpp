@@ -16,12 +16,13 @@ namespace {
 using namespace std::chrono_literals;
 using proxy_mode = test::fault_proxy::partition_mode;
 
-// Lists the lock keys with their PTTL in one atomic step.
+// Lists the lock keys with their PTTL and token in one atomic step.
 constexpr std::string_view scan_script =
     "local out = {}\n"
     "for _, k in ipairs(redis.call('keys', ARGV[1])) do\n"
     "  out[#out + 1] = k\n"
     "  out[#out + 1] = redis.call('pttl', k)\n"
+    "  out[#out + 1] = redis.call('get', k)\n"
     "end\n"
     "return out\n";
 
@@ -84,8 +85,9 @@ void torture_cluster::log_fault(std::string_view fault, int node, std::string de
 }
 
 void torture_cluster::log_check(std::string_view check, int node, std::string key,
-                                std::int64_t value) {
-  check_log_.write(to_json(check_event{now_ns(), std::string(check), node, std::move(key), value}));
+                                std::int64_t value, std::string token) {
+  check_log_.write(to_json(
+      check_event{now_ns(), std::string(check), node, std::move(key), value, std::move(token)}));
 }
 
 void torture_cluster::start_fault(const fault& f) {
@@ -211,8 +213,9 @@ std::vector<torture_cluster::lock_key> torture_cluster::lock_keys(std::size_t no
     throw std::runtime_error(fmt::format("scan of node {}: {}", node, reply.text));
   }
   std::vector<lock_key> keys;
-  for (std::size_t i = 0; i + 1 < reply.elements.size(); i += 2) {
-    keys.push_back({reply.elements[i].text, reply.elements[i + 1].integer});
+  for (std::size_t i = 0; i + 2 < reply.elements.size(); i += 3) {
+    keys.push_back(
+        {reply.elements[i].text, reply.elements[i + 1].integer, reply.elements[i + 2].text});
   }
   return keys;
 }
@@ -223,6 +226,7 @@ std::size_t torture_cluster::scan_ttls() {
     if (nodes_[i]->paused() || !nodes_[i]->running()) continue;
     const auto keys = lock_keys(i);
     log_check("scan", static_cast<int>(i), {}, static_cast<std::int64_t>(keys.size()));
+    for (const auto& k : keys) log_check("key", static_cast<int>(i), k.key, k.pttl, k.token);
     for (const auto& k : keys) {
       if (k.pttl == -1) {
         log_check("no-ttl", static_cast<int>(i), k.key, k.pttl);

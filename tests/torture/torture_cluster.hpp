@@ -67,7 +67,8 @@ class torture_cluster {
   void heal_all();
 
   /// Scans every node that is up and not paused for lock keys; logs a "scan"
-  /// per node and a "no-ttl" per key without expiry. Returns those keys.
+  /// per node, a "key" per lock key (with its token) and a "no-ttl" per key
+  /// without expiry. Returns the number of keys without expiry.
   std::size_t scan_ttls();
   /// Scans every node (all must be up): logs a "leftover" per lock key found.
   std::size_t scan_leftovers();
@@ -79,9 +80,11 @@ class torture_cluster {
   struct lock_key {
     std::string key;
     long long pttl = 0;
+    std::string token;
   };
   std::vector<lock_key> lock_keys(std::size_t node);
-  void log_check(std::string_view check, int node, std::string key, std::int64_t value);
+  void log_check(std::string_view check, int node, std::string key, std::int64_t value,
+                 std::string token = {});
 
   cluster_options options_;
   std::vector<std::unique_ptr<test::redis_server>> nodes_;
