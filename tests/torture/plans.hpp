@@ -9,6 +9,7 @@
 #include "workload.hpp"
 
 #include <chrono>
+#include <cstddef>
 #include <string_view>
 #include <vector>
 
@@ -25,6 +26,9 @@ struct plan_info {
   /// How often the controller scans the nodes' lock keys (the orphaned-vote
   /// rule needs two sightings orphan_grace apart).
   std::chrono::milliseconds scan_interval{1000};
+  /// Client process k reaches the nodes through proxy set k % proxy_sets, so
+  /// that a fault can be seen by some clients and not by others.
+  std::size_t proxy_sets = 1;
   /// The faults, each on one node from the start of the fault phase to the
   /// heal (start and duration are set by plan_faults).
   std::vector<fault> faults;

@@ -94,7 +94,9 @@ void torture_cluster::start_fault(const fault& f) {
   if (active_.at(f.node)) end_fault(f.node);
   auto& server = *nodes_.at(f.node);
   const auto each_proxy = [&](auto action) {
-    for (auto& set : proxies_) action(*set.at(f.node));
+    for (std::size_t set = 0; set < proxies_.size(); ++set) {
+      if (!f.proxy_set || *f.proxy_set == set) action(*proxies_[set].at(f.node));
+    }
   };
   switch (f.kind) {
     case fault_kind::pause:
@@ -144,7 +146,9 @@ void torture_cluster::end_fault(std::size_t node) {
   active.reset();
   auto& server = *nodes_.at(node);
   const auto each_proxy = [&](auto action) {
-    for (auto& set : proxies_) action(*set.at(node));
+    for (std::size_t set = 0; set < proxies_.size(); ++set) {
+      if (!f.proxy_set || *f.proxy_set == set) action(*proxies_[set].at(node));
+    }
   };
   std::string what;
   switch (f.kind) {

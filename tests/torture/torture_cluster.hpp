@@ -58,7 +58,8 @@ class torture_cluster {
   /// Appends to the fault log, stamped now. node -1 for a marker.
   void log_fault(std::string_view fault, int node, std::string detail = {});
 
-  /// Applies a fault of the schedule to node f.node, through every proxy set.
+  /// Applies a fault of the schedule to node f.node, through every proxy set
+  /// (or only f.proxy_set).
   void start_fault(const fault& f);
   /// Ends the fault active on node f.node, if any (a killed node is
   /// restarted, waiting first for its minimum downtime if need be).

@@ -320,6 +320,7 @@ struct run_setup {
   milliseconds settle{0};  ///< Healthy time after the heal (liveness after faults).
   int clients = 0;
   int resources = 0;
+  std::size_t proxy_sets = 1;  ///< Process k uses set k % proxy_sets.
 };
 
 run_setup random_setup(const options& opt, std::uint64_t seed) {
@@ -351,6 +352,7 @@ run_setup plan_setup(const options& opt, const plan_info& plan) {
   setup.max_ttl = plan.workload.max_ttl;
   setup.faults = plan_faults(plan, setup.length);
   setup.scan_interval = plan.scan_interval;
+  setup.proxy_sets = plan.proxy_sets;
   setup.settle = 1s;
   return setup;
 }
@@ -374,9 +376,12 @@ std::vector<std::string> run_workers(const options& opt, std::uint64_t seed,
   schedule_options downtime;
   downtime.max_ttl = setup.max_ttl;
   copts.min_downtime = min_downtime(downtime);
+  copts.proxy_sets = setup.proxy_sets;
   torture_cluster cluster(copts, opt.out);
-  fmt::print("lock nodes (proxies): {}; store: {}\n", join_ports(cluster.proxy_ports()),
-             cluster.store_port());
+  for (std::size_t set = 0; set < setup.proxy_sets; ++set) {
+    fmt::print("lock nodes (proxy set {}): {}\n", set, join_ports(cluster.proxy_ports(set)));
+  }
+  fmt::print("store: {}\n", cluster.store_port());
 
   worker_pool workers;
   for (int k = 0; k < setup.clients; ++k) {
@@ -384,7 +389,8 @@ std::vector<std::string> run_workers(const options& opt, std::uint64_t seed,
                                      "--proc",
                                      std::to_string(k),
                                      "--nodes",
-                                     join_ports(cluster.proxy_ports()),
+                                     join_ports(cluster.proxy_ports(
+                                         static_cast<std::size_t>(k) % setup.proxy_sets)),
                                      "--store",
                                      std::to_string(cluster.store_port()),
                                      "--resources",
