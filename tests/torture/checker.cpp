@@ -89,7 +89,8 @@ std::string short_token(const std::string& token) {
 std::string owner(int proc, int worker) { return fmt::format("proc {} worker {}", proc, worker); }
 
 // When a fault on a node was in place: from its start to the node's next
-// heal (forever when none follows).
+// heal (forever when none follows). The controller ends all the faults of a
+// node at once, so a heal ends every fault open on its node.
 struct node_fault {
   int node = -1;
   interval span;
@@ -97,17 +98,15 @@ struct node_fault {
 
 std::vector<node_fault> node_faults(const std::vector<fault_event>& faults) {
   std::vector<node_fault> spans;
-  std::map<int, std::size_t> open;  // node -> index of its fault not yet healed
+  std::map<int, std::vector<std::size_t>> open;  // node -> its faults not yet healed
   for (const auto& f : faults) {
     if (f.node < 0) continue;
     if (f.fault == "heal") {
-      if (const auto it = open.find(f.node); it != open.end()) {
-        spans[it->second].span.end = f.t;
-        open.erase(it);
-      }
+      for (const auto i : open[f.node]) spans[i].span.end = std::min(spans[i].span.end, f.t);
+      open[f.node].clear();
       continue;
     }
-    open[f.node] = spans.size();
+    open[f.node].push_back(spans.size());
     spans.push_back({f.node, {f.t, forever}});
   }
   return spans;

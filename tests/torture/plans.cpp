@@ -44,21 +44,24 @@ plan_info fast_clock_hold() {
   return plan;
 }
 
-// count_late_votes: for the clients of proxy set 0 (processes 0 and 2),
-// nodes 3 and 4 answer after the request timeout, so those clients' attempts
-// time out there and the late replies arrive during the acquire's next
-// attempt (request timeout 15 ms, retry after 5 ms, replies 25-40 ms late).
-// Process 1 sees every node answer at once, so it takes locks with nodes 3
-// and 4 in its majority. A correct client never counts a late reply; the
-// broken one counts a grant its earlier attempt got (and undid) on 3 and 4
-// while process 1 now holds them, and claims a majority it does not hold.
+// count_late_votes: process 0 (proxy set 0) gets the replies of nodes 2, 3
+// and 4, a majority, 48-56 ms late: after its 15 ms request timeout, while
+// the same acquire's next attempt (27-33 ms later) is under way. Process 1
+// (proxy set 1) sees no fault. When process 0's attempt finds the resource
+// free it fails on the timeout, is undone, and process 1, refused meanwhile
+// and polling at the same pace, takes the lock in the gap before process
+// 0's next attempt. A correct client ignores the late grants of the undone
+// attempt; the broken one counts them and claims the lock process 1 holds.
+// One worker per process: with more, the process's own acquires fill the
+// gap (measured: 2 workers catch the bug a third as often, 8 hardly ever).
 plan_info late_replies() {
   plan_info plan;
   plan.name = "late-replies";
   plan.description =
-      "for processes 0 and 2, replies of nodes 3 and 4 come after the request timeout, during the "
-      "next attempt; process 1 sees no fault; short TTLs, fast retries, one resource";
-  plan.clients = 3;
+      "process 0 gets the replies of nodes 2-4 after its request timeout, during its next "
+      "attempt; process 1 sees no fault and takes the lock in between";
+  plan.clients = 2;
+  plan.workers_per_client = 1;
   plan.resources = 1;
   plan.duration = 20s;
   plan.proxy_sets = 2;
@@ -67,15 +70,17 @@ plan_info late_replies() {
   w.max_ttl = 800ms;
   w.request_timeout = 15ms;
   w.try_once_share = 0;
-  w.retry_delay = 5ms;
+  w.retry_delay = 30ms;
+  w.retry_jitter = 0.1;
   w.min_wait = 100ms;
   w.max_wait = 500ms;
-  w.max_hold = 3ms;
+  w.max_hold = 50ms;
+  w.max_pause = 20ms;
   w.validity_margin = 50ms;
-  for (std::size_t n = 3; n < 5; ++n) {
+  for (std::size_t n = 2; n < 5; ++n) {
     auto f = standing(fault_kind::reply_delay, n);
-    f.delay = 25ms;
-    f.jitter = 15ms;
+    f.delay = 48ms;
+    f.jitter = 8ms;
     f.proxy_set = 0;
     plan.faults.push_back(f);
   }

@@ -20,6 +20,7 @@ struct plan_info {
   std::string_view description;
   /// Defaults of the run, unless given on the command line.
   int clients = 3;
+  int workers_per_client = 8;
   int resources = 2;
   std::chrono::seconds duration{20};
   workload_profile workload;

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <stdexcept>
 #include <thread>
@@ -90,8 +91,8 @@ void torture_cluster::log_check(std::string_view check, int node, std::string ke
       check_event{now_ns(), std::string(check), node, std::move(key), value, std::move(token)}));
 }
 
-void torture_cluster::start_fault(const fault& f) {
-  if (active_.at(f.node)) end_fault(f.node);
+void torture_cluster::start_fault(const fault& f, bool alongside) {
+  if (!alongside) end_fault(f.node);
   auto& server = *nodes_.at(f.node);
   const auto each_proxy = [&](auto action) {
     for (std::size_t set = 0; set < proxies_.size(); ++set) {
@@ -135,15 +136,22 @@ void torture_cluster::start_fault(const fault& f) {
       });
       break;
   }
-  active_[f.node] = f;
+  active_.at(f.node).push_back(f);
   log_fault(name(f.kind), static_cast<int>(f.node), describe(f));
 }
 
 void torture_cluster::end_fault(std::size_t node) {
+  // The latest first: undone in the reverse order of their starts.
   auto& active = active_.at(node);
-  if (!active) return;
-  const fault f = *active;
-  active.reset();
+  while (!active.empty()) {
+    const fault f = active.back();
+    active.pop_back();
+    end_one(f);
+  }
+}
+
+void torture_cluster::end_one(const fault& f) {
+  const auto node = f.node;
   auto& server = *nodes_.at(node);
   const auto each_proxy = [&](auto action) {
     for (std::size_t set = 0; set < proxies_.size(); ++set) {
@@ -203,8 +211,9 @@ void torture_cluster::end_fault(std::size_t node) {
 void torture_cluster::heal_all() {
   // Kills last: their restart may have to wait out the downtime, and the
   // other faults should not last for that wait.
+  const auto is_kill = [](const fault& f) { return f.kind == fault_kind::kill; };
   for (std::size_t i = 0; i < active_.size(); ++i) {
-    if (active_[i] && active_[i]->kind != fault_kind::kill) end_fault(i);
+    if (std::none_of(active_[i].begin(), active_[i].end(), is_kill)) end_fault(i);
   }
   for (std::size_t i = 0; i < active_.size(); ++i) end_fault(i);
   log_fault("heal-all", -1);

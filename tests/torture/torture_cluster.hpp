@@ -59,10 +59,11 @@ class torture_cluster {
   void log_fault(std::string_view fault, int node, std::string detail = {});
 
   /// Applies a fault of the schedule to node f.node, through every proxy set
-  /// (or only f.proxy_set).
-  void start_fault(const fault& f);
-  /// Ends the fault active on node f.node, if any (a killed node is
-  /// restarted, waiting first for its minimum downtime if need be).
+  /// (or only f.proxy_set). Ends the faults active on that node first,
+  /// unless `alongside` (a plan's faults of different kinds on one node).
+  void start_fault(const fault& f, bool alongside = false);
+  /// Ends every fault active on `node`, if any (a killed node is restarted,
+  /// waiting first for its minimum downtime if need be).
   void end_fault(std::size_t node);
   /// Ends every active fault, then writes the "heal-all" marker.
   void heal_all();
@@ -84,6 +85,7 @@ class torture_cluster {
     std::string token;
   };
   std::vector<lock_key> lock_keys(std::size_t node);
+  void end_one(const fault& f);
   void log_check(std::string_view check, int node, std::string key, std::int64_t value,
                  std::string token = {});
 
@@ -92,7 +94,7 @@ class torture_cluster {
   std::vector<std::vector<std::unique_ptr<test::fault_proxy>>> proxies_;  // [set][node]
   std::unique_ptr<test::redis_server> store_;
   std::vector<std::unique_ptr<test::admin_client>> admins_;
-  std::vector<std::optional<fault>> active_;
+  std::vector<std::vector<fault>> active_;  // by node
   std::vector<clock::time_point> killed_at_;
   jsonl_file fault_log_;
   jsonl_file check_log_;

@@ -62,7 +62,8 @@ failed attempts left on healthy nodes and lock keys left after the heal.
   --out DIR              run directory: histories, fault and check logs
                          (client-*.jsonl, faults.jsonl, checks.jsonl, *.log)
   --clients K            client processes (default 4, or the plan's)
-  --workers-per-client W concurrent workers sharing each process's client (default 8)
+  --workers-per-client W concurrent workers sharing each process's client
+                         (default 8, or the plan's)
   --resources R          resources r0..r(R-1) (default 3, or the plan's)
   --duration S           seconds of faults before the heal phase (default 60,
                          or the plan's)
@@ -103,7 +104,7 @@ struct options {
   // controller
   std::filesystem::path out;
   std::optional<int> clients;
-  int workers_per_client = 8;
+  std::optional<int> workers_per_client;
   std::optional<int> resources;
   std::optional<long long> duration_s;
   std::optional<std::uint64_t> seed;
@@ -319,8 +320,11 @@ struct run_setup {
   milliseconds scan_interval{1000};
   milliseconds settle{0};  ///< Healthy time after the heal (liveness after faults).
   int clients = 0;
+  int workers_per_client = 0;
   int resources = 0;
   std::size_t proxy_sets = 1;  ///< Process k uses set k % proxy_sets.
+  /// A plan's faults stay for the whole fault phase, several on a node.
+  bool standing_faults = false;
 };
 
 run_setup random_setup(const options& opt, std::uint64_t seed) {
@@ -328,6 +332,7 @@ run_setup random_setup(const options& opt, std::uint64_t seed) {
   setup.durable = opt.persistence == "always";
   setup.length = std::chrono::seconds(opt.duration_s.value_or(60));
   setup.clients = opt.clients.value_or(4);
+  setup.workers_per_client = opt.workers_per_client.value_or(8);
   setup.resources = opt.resources.value_or(3);
   setup.max_ttl = workload_profile{}.max_ttl;
   schedule_options sched;
@@ -348,11 +353,13 @@ run_setup plan_setup(const options& opt, const plan_info& plan) {
   setup.durable = opt.persistence == "always";
   setup.length = std::chrono::seconds(opt.duration_s.value_or(plan.duration.count()));
   setup.clients = opt.clients.value_or(plan.clients);
+  setup.workers_per_client = opt.workers_per_client.value_or(plan.workers_per_client);
   setup.resources = opt.resources.value_or(plan.resources);
   setup.max_ttl = plan.workload.max_ttl;
   setup.faults = plan_faults(plan, setup.length);
   setup.scan_interval = plan.scan_interval;
   setup.proxy_sets = plan.proxy_sets;
+  setup.standing_faults = true;
   setup.settle = 1s;
   return setup;
 }
@@ -396,7 +403,7 @@ std::vector<std::string> run_workers(const options& opt, std::uint64_t seed,
                                      "--resources",
                                      std::to_string(setup.resources),
                                      "--workers-per-client",
-                                     std::to_string(opt.workers_per_client),
+                                     std::to_string(setup.workers_per_client),
                                      "--seed",
                                      std::to_string(seed + 1 + static_cast<std::uint64_t>(k)),
                                      "--out",
@@ -406,7 +413,7 @@ std::vector<std::string> run_workers(const options& opt, std::uint64_t seed,
     workers.spawn(args);
   }
   cluster.log_fault("start", -1,
-                    fmt::format("{} clients x {} workers", setup.clients, opt.workers_per_client));
+                    fmt::format("{} clients x {} workers", setup.clients, setup.workers_per_client));
   const auto start = steady::now();
   watcher watch(workers, cluster, setup.scan_interval);
 
@@ -430,7 +437,7 @@ std::vector<std::string> run_workers(const options& opt, std::uint64_t seed,
     if (a.heal) {
       cluster.end_fault(a.f->node);
     } else {
-      cluster.start_fault(*a.f);
+      cluster.start_fault(*a.f, setup.standing_faults);
     }
   }
   watch.wait_until(start + setup.length);
@@ -484,7 +491,7 @@ int run_worker(const options& opt) {
   switch_on_broken(opt.broken);
   workload_options w;
   w.proc = opt.proc;
-  w.workers = opt.workers_per_client;
+  w.workers = opt.workers_per_client.value_or(8);
   w.node_ports = opt.node_ports;
   w.store_port = opt.store_port;
   w.resources = opt.resources.value_or(3);
@@ -498,7 +505,6 @@ int run_worker(const options& opt) {
 int controller(const options& opt) {
   const auto started = steady::now();
   run_description d;
-  d.workers_per_client = opt.workers_per_client;
   d.persistence = opt.persistence;
   d.broken = opt.broken;
   d.expected = opt.expected;
@@ -508,7 +514,6 @@ int controller(const options& opt) {
   if (opt.check_only) {
     dir = *opt.check_only;
     d.mode = "check";  // the run's parameters are in its own output, not known here
-    d.workers_per_client = 0;
     d.persistence = "unknown";
   } else {
     d.seed = opt.seed.value_or(std::random_device{}() & 0x7fffffffU);
@@ -539,6 +544,7 @@ int controller(const options& opt) {
       d.mode = plan != nullptr ? "plan" : "random";
       d.scenario = opt.plan;
       d.clients = setup.clients;
+      d.workers_per_client = setup.workers_per_client;
       d.resources = setup.resources;
       d.duration_s = std::chrono::duration<double>(setup.length).count();
       std::string broken;
@@ -547,7 +553,7 @@ int controller(const options& opt) {
           "redlock-torture: {}{} seed {} clients {} x {} workers resources {} duration {} s "
           "persistence {}{}, out {}\n",
           plan != nullptr ? "plan " : "random schedule", opt.plan, d.seed, setup.clients,
-          opt.workers_per_client, setup.resources, d.duration_s, opt.persistence,
+          setup.workers_per_client, setup.resources, d.duration_s, opt.persistence,
           broken.empty() ? "" : ", BROKEN ON PURPOSE:" + broken, dir.string());
       if (plan != nullptr) fmt::print("plan: {}\n", plan->description);
       fmt::print("replay with: --seed {}\n", d.seed);

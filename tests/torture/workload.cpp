@@ -82,7 +82,10 @@ class worker {
         register_(options.store_port) {}
 
   void run(crew& mates) {
-    while (!mates.stopping()) iteration();
+    while (!mates.stopping()) {
+      iteration();
+      if (profile_.max_pause.count() > 0) std::this_thread::sleep_for(between(0ms, profile_.max_pause));
+    }
   }
 
  private:
@@ -103,7 +106,7 @@ class worker {
     } else {
       // Retries until the wait deadline, woken by the holder's release: the
       // hand-over within this client and the wake-ups across clients.
-      opts.retry = retry_policy::fixed(profile_.retry_delay, 0);
+      opts.retry = retry_policy::fixed(profile_.retry_delay, 0, profile_.retry_jitter);
       opts.wait_timeout = between(profile_.min_wait, profile_.max_wait);
     }
     return opts;

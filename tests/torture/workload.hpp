@@ -22,12 +22,16 @@ struct workload_profile {
   /// the holder's release) until a random wait deadline.
   double try_once_share = 0.2;
   std::chrono::milliseconds retry_delay{10};
+  double retry_jitter = 0.5;  ///< The delay is scaled by [1 - jitter, 1 + jitter].
   std::chrono::milliseconds min_wait{50};
   std::chrono::milliseconds max_wait{1000};
   /// The work of a critical section: 0 .. max_hold.
   std::chrono::milliseconds max_hold{5};
   /// The share of critical sections that extend their lock half-way through.
   double extend_share = 0.25;
+  /// A pause after each iteration, 0 .. max_pause: lets a resource go free
+  /// now and then instead of passing from hand to hand.
+  std::chrono::milliseconds max_pause{0};
   /// Keep every lock until the end of its reported validity before
   /// releasing it, so that a validity promised too long shows as an overlap.
   bool hold_to_deadline = false;
