@@ -124,6 +124,10 @@ std::string summary_text(const report& r, const run_description& d, bool pass) {
   } else {
     why = "no violation, as expected";
   }
+  if (!pass && !d.broken.empty() && r.total_violations() == 0) {
+    out += "note: nothing at all was found: is the switch wired into this build of the library? "
+           "(src/detail/negative_controls.hpp)\n";
+  }
   out += fmt::format("verdict: {} - {}\n", pass ? "PASS" : "FAIL", why);
   return out;
 }
