@@ -232,8 +232,7 @@ class checker {
         case op_kind::release:
           break;
         case op_kind::cs:
-          sections_.push_back(
-              {e.proc, e.worker, e.res, e.token, invoked_at, e.t, e.read, e.wrote});
+          sections_.push_back({e.proc, e.worker, e.res, e.token, invoked_at, e.t, e.read, e.wrote});
           break;
       }
     }
@@ -269,10 +268,9 @@ class checker {
   }
 
   std::string describe(const lease& l) const {
-    std::string text =
-        fmt::format("lease of {} token {}: acquire invoked {} ok {}, valid until {}",
-                    owner(l.proc, l.worker), short_token(l.token), time_.at(l.invoke),
-                    time_.at(l.ok), time_.at(l.deadline));
+    std::string text = fmt::format("lease of {} token {}: acquire invoked {} ok {}, valid until {}",
+                                   owner(l.proc, l.worker), short_token(l.token),
+                                   time_.at(l.invoke), time_.at(l.ok), time_.at(l.deadline));
     if (l.extends > 0) text += fmt::format(" (after {} extends)", l.extends);
     text += fmt::format(", release invoked {}", time_.at(l.release));
     return text;

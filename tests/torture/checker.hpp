@@ -48,8 +48,8 @@ enum class violation_kind {
   orphaned_votes,
 };
 inline constexpr violation_kind all_violation_kinds[] = {
-    violation_kind::lease_overlap, violation_kind::cs_overlap,    violation_kind::lost_update,
-    violation_kind::no_ttl_key,    violation_kind::leftover_key,  violation_kind::bogus_success,
+    violation_kind::lease_overlap, violation_kind::cs_overlap,   violation_kind::lost_update,
+    violation_kind::no_ttl_key,    violation_kind::leftover_key, violation_kind::bogus_success,
     violation_kind::orphaned_votes};
 std::string_view name(violation_kind kind);
 /// The kind with this name, if any.

@@ -9,7 +9,10 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <string>
+#include <thread>
+#include <vector>
 
 using namespace redlock::torture;
 
@@ -550,6 +553,15 @@ TEST_CASE("checker: votes of failed attempts left on a healthy node", "[torture]
     b.key_seen(1200, 2, "torture:r", "LOST");
     CHECK(check(b.run).count(violation_kind::orphaned_votes) == 1);
   }
+  SECTION("one heal ends every fault of its node") {
+    b.fault(50, "reply-delay", 2);
+    b.fault(50, "request-delay", 2);
+    b.run.faults.push_back({60 * ms, "heal", 2, "request-delay: no request delay"});
+    b.run.faults.push_back({60 * ms, "heal", 2, "reply-delay: no reply delay"});
+    b.key_seen(4200, 2, "torture:r", "LOST");  // > 60 ms + 3000 ms TTL + 1 s slack
+    b.key_seen(5300, 2, "torture:r", "LOST");
+    CHECK(check(b.run).count(violation_kind::orphaned_votes) == 1);
+  }
   SECTION("a fault without a heal lasts to the end") {
     b.fault(50, "clock-jump", 2);
     b.key_seen(9000, 2, "torture:r", "LOST");
@@ -565,8 +577,7 @@ TEST_CASE("checker: violation kinds by name", "[torture][checker]") {
   CHECK_FALSE(parse_violation_kind("overlap").has_value());
 }
 
-TEST_CASE("checker: an expected kind must be found, not just any violation",
-          "[torture][checker]") {
+TEST_CASE("checker: an expected kind must be found, not just any violation", "[torture][checker]") {
   builder b;  // two holders at once: every overlap kind but no lost update on record
   b.acquire(0, "r", "A", 0, 1, 1000);
   b.acquire(1, "r", "B", 0, 2, 1000);
@@ -583,4 +594,40 @@ TEST_CASE("checker: an expected kind must be found, not just any violation",
   CHECK(text.find("expected violation kind orphaned_votes not found") != std::string::npos);
   d.expected.clear();
   CHECK_FALSE(as_expected(r, d));  // without expectations, any violation fails
+}
+
+TEST_CASE("checker: workers of one process share its history file", "[torture][checker]") {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("redlock-torture-threads-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  constexpr int workers = 4;
+  constexpr int per_worker = 500;
+  {
+    history_writer file(dir, 3);
+    std::vector<std::thread> threads;
+    for (int w = 0; w < workers; ++w) {
+      threads.emplace_back([&file, w] {
+        worker_history history(file, w);
+        for (int i = 0; i < per_worker; ++i) {
+          event e;
+          e.op = op_kind::acquire;
+          e.type = event_type::invoke;
+          e.t = i;
+          e.res = "r";
+          history.record(e);
+        }
+      });
+    }
+    for (auto& t : threads) t.join();
+    file.flush();
+  }
+  const auto run = load_run(dir);
+  std::filesystem::remove_all(dir);
+  REQUIRE(run.events.size() == workers * per_worker);
+  std::map<int, std::int64_t> next;  // each worker's events stay in its order
+  for (const auto& e : run.events) {
+    CHECK(e.proc == 3);
+    CHECK(e.t == next[e.worker]++);
+  }
+  CHECK(next.size() == workers);
 }

@@ -113,9 +113,10 @@ std::string summary_text(const report& r, const run_description& d, bool pass) {
     for (const auto kind : d.expected) expected.emplace_back(name(kind));
     why = pass ? fmt::format("{} found, as expected: the checker catches {}", join(expected),
                              what_broke)
-               : fmt::format("expected violation kind {} not found ({} violations of other kinds): "
-                             "the checker did not catch {}",
-                             join(missing), r.total_violations(), what_broke);
+               : fmt::format(
+                     "expected violation kind {} not found ({} violations of other kinds): "
+                     "the checker did not catch {}",
+                     join(missing), r.total_violations(), what_broke);
   } else if (r.total_violations() > 0) {
     why = "violations found";
   } else if (r.acquire.ok < d.min_acquisitions) {
@@ -125,8 +126,9 @@ std::string summary_text(const report& r, const run_description& d, bool pass) {
     why = "no violation, as expected";
   }
   if (!pass && !d.broken.empty() && r.total_violations() == 0) {
-    out += "note: nothing at all was found: is the switch wired into this build of the library? "
-           "(src/detail/negative_controls.hpp)\n";
+    out +=
+        "note: nothing at all was found: is the switch wired into this build of the library? "
+        "(src/detail/negative_controls.hpp)\n";
   }
   out += fmt::format("verdict: {} - {}\n", pass ? "PASS" : "FAIL", why);
   return out;

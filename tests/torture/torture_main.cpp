@@ -208,10 +208,9 @@ options parse_command_line(int argc, char** argv) {
       const auto control = value();
       const auto& names = negative_control_names();
       if (std::find(names.begin(), names.end(), control) == names.end()) {
-        throw usage_error(fmt::format(
-            "unknown negative control '{}' (drop_drift, count_late_votes, skip_undo, "
-            "settle_twice)",
-            control));
+        std::string known;
+        for (const auto n : names) known += fmt::format("{}{}", known.empty() ? "" : ", ", n);
+        throw usage_error(fmt::format("unknown negative control '{}' ({})", control, known));
       }
       opt.broken.emplace_back(control);
     } else if (arg == "--expect-violation") {
@@ -392,28 +391,28 @@ std::vector<std::string> run_workers(const options& opt, std::uint64_t seed,
 
   worker_pool workers;
   for (int k = 0; k < setup.clients; ++k) {
-    std::vector<std::string> args = {"--worker",
-                                     "--proc",
-                                     std::to_string(k),
-                                     "--nodes",
-                                     join_ports(cluster.proxy_ports(
-                                         static_cast<std::size_t>(k) % setup.proxy_sets)),
-                                     "--store",
-                                     std::to_string(cluster.store_port()),
-                                     "--resources",
-                                     std::to_string(setup.resources),
-                                     "--workers-per-client",
-                                     std::to_string(setup.workers_per_client),
-                                     "--seed",
-                                     std::to_string(seed + 1 + static_cast<std::uint64_t>(k)),
-                                     "--out",
-                                     opt.out.string()};
+    std::vector<std::string> args = {
+        "--worker",
+        "--proc",
+        std::to_string(k),
+        "--nodes",
+        join_ports(cluster.proxy_ports(static_cast<std::size_t>(k) % setup.proxy_sets)),
+        "--store",
+        std::to_string(cluster.store_port()),
+        "--resources",
+        std::to_string(setup.resources),
+        "--workers-per-client",
+        std::to_string(setup.workers_per_client),
+        "--seed",
+        std::to_string(seed + 1 + static_cast<std::uint64_t>(k)),
+        "--out",
+        opt.out.string()};
     if (!opt.plan.empty()) args.insert(args.end(), {"--plan", opt.plan});
     for (const auto& control : opt.broken) args.insert(args.end(), {"--break", control});
     workers.spawn(args);
   }
-  cluster.log_fault("start", -1,
-                    fmt::format("{} clients x {} workers", setup.clients, setup.workers_per_client));
+  cluster.log_fault(
+      "start", -1, fmt::format("{} clients x {} workers", setup.clients, setup.workers_per_client));
   const auto start = steady::now();
   watcher watch(workers, cluster, setup.scan_interval);
 

@@ -84,7 +84,8 @@ class worker {
   void run(crew& mates) {
     while (!mates.stopping()) {
       iteration();
-      if (profile_.max_pause.count() > 0) std::this_thread::sleep_for(between(0ms, profile_.max_pause));
+      if (profile_.max_pause.count() > 0)
+        std::this_thread::sleep_for(between(0ms, profile_.max_pause));
     }
   }
 
