@@ -116,8 +116,9 @@ run_stage() {
   summary+=("$result")
 }
 
-# The long fault-schedule runs: the default stage runs them, the others skip them.
-torture_runs=(-E "^torture: (short schedule|detects|safe)")
+# The fault-schedule runs, plans and negative controls: the default stage runs
+# them, the others skip them.
+torture_runs=(-E "^torture: (short schedule|detects|safe|negative control)")
 
 stage_ctest_args=()
 stage_check=

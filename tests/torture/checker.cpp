@@ -7,6 +7,7 @@
 #include <limits>
 #include <optional>
 #include <set>
+#include <tuple>
 #include <utility>
 
 namespace redlock::torture {
@@ -22,6 +23,7 @@ struct interval {
 // One successful acquire and what became of it.
 struct lease {
   int proc = 0;
+  int worker = 0;
   std::string res;
   std::string token;
   std::int64_t invoke = 0;  // acquire invoked
@@ -42,6 +44,7 @@ struct lease {
 
 struct section {
   int proc = 0;
+  int worker = 0;
   std::string res;
   std::string token;
   std::int64_t start = 0;
@@ -83,6 +86,35 @@ std::string short_token(const std::string& token) {
   return token.size() > 8 ? token.substr(0, 8) : token;
 }
 
+std::string owner(int proc, int worker) { return fmt::format("proc {} worker {}", proc, worker); }
+
+// When a fault on a node was in place: from its start to the node's next
+// heal (forever when none follows). The controller ends all the faults of a
+// node at once, so a heal ends every fault open on its node.
+struct node_fault {
+  int node = -1;
+  interval span;
+};
+
+std::vector<node_fault> node_faults(const std::vector<fault_event>& faults) {
+  std::vector<node_fault> spans;
+  std::map<int, std::vector<std::size_t>> open;  // node -> its faults not yet healed
+  for (const auto& f : faults) {
+    if (f.node < 0) continue;
+    if (f.fault == "heal") {
+      for (const auto i : open[f.node]) spans[i].span.end = std::min(spans[i].span.end, f.t);
+      open[f.node].clear();
+      continue;
+    }
+    open[f.node].push_back(spans.size());
+    spans.push_back({f.node, {f.t, forever}});
+  }
+  return spans;
+}
+
+// Extra room around a fault for bytes the proxies deliver late.
+constexpr std::int64_t fault_slack_ns = 1'000'000'000;
+
 class checker {
  public:
   explicit checker(const run_data& run) : run_(run), time_(zero(run)) {}
@@ -93,6 +125,7 @@ class checker {
     check_sections();
     check_registers();
     read_findings();
+    check_orphaned_votes();
     liveness();
     return std::move(report_);
   }
@@ -105,7 +138,7 @@ class checker {
     return first == forever ? 0 : first;
   }
 
-  struct proc_state {
+  struct worker_state {
     std::map<op_kind, const event*> pending;  // the open invoke of each operation
   };
 
@@ -129,10 +162,13 @@ class checker {
   }
 
   void replay_histories() {
-    std::map<int, proc_state> procs;
+    std::map<std::pair<int, int>, worker_state> workers;  // by (proc, worker)
     std::size_t unfinished = 0;
     for (const auto& e : run_.events) {
-      auto& state = procs[e.proc];
+      if (e.op == op_kind::acquire || e.op == op_kind::extend) {
+        max_ttl_ns_ = std::max(max_ttl_ns_, e.ttl_ms * 1'000'000);
+      }
+      auto& state = workers[{e.proc, e.worker}];
       auto& fig = figures(e.op);
       if (e.type == event_type::invoke) {
         ++fig.invoked;
@@ -151,15 +187,23 @@ class checker {
         if (e.op == op_kind::acquire) {
           samples_.push_back({invoked_at, e.t, false, e.err == "not_acquired"});
         }
-        if (e.op == op_kind::cs) uncertain_.insert(e.res);
+        // A store failure leaves the register unknown; an abandoned section
+        // wrote nothing.
+        if (e.op == op_kind::cs && e.err != abandoned_section) uncertain_.insert(e.res);
         continue;
       }
       ++fig.ok;
       switch (e.op) {
         case op_kind::acquire: {
           samples_.push_back({invoked_at, e.t, true, false});
+          returned_tokens_.insert(e.token);
+          if (e.token.empty() || e.deadline <= 0) {
+            bogus_success(e, invoked_at);
+            break;
+          }
           lease l;
           l.proc = e.proc;
+          l.worker = e.worker;
           l.res = e.res;
           l.token = e.token;
           l.invoke = invoked_at;
@@ -171,6 +215,10 @@ class checker {
           break;
         }
         case op_kind::extend:
+          if (e.deadline <= 0) {
+            bogus_success(e, invoked_at);
+            break;
+          }
           if (auto* l = find_lease(e.token)) {
             if (invoked_at >= l->deadline) {
               // Extended after the validity had ended: the lease lapsed in between.
@@ -184,11 +232,11 @@ class checker {
         case op_kind::release:
           break;
         case op_kind::cs:
-          sections_.push_back({e.proc, e.res, e.token, invoked_at, e.t, e.read, e.wrote});
+          sections_.push_back({e.proc, e.worker, e.res, e.token, invoked_at, e.t, e.read, e.wrote});
           break;
       }
     }
-    for (const auto& [proc, state] : procs) {
+    for (const auto& [who, state] : workers) {
       for (const auto& [op, invoke] : state.pending) {
         if (invoke != nullptr) ++unfinished;
       }
@@ -200,17 +248,36 @@ class checker {
     report_.leases = leases_.size();
   }
 
+  // A success that holds nothing the checker could follow: no token to tell
+  // the lock apart, or no validity to bound it.
+  void bogus_success(const event& e, std::int64_t invoked_at) {
+    violation v;
+    v.kind = violation_kind::bogus_success;
+    v.res = e.res;
+    std::string what;
+    if (e.token.empty()) what = "an empty token";
+    if (e.deadline <= 0) {
+      what += fmt::format("{}a validity deadline of {}", what.empty() ? "" : " and ", e.deadline);
+    }
+    v.what = fmt::format("{}: {} of {} reported success with {}", e.res, name(e.op),
+                         owner(e.proc, e.worker), what);
+    v.details.push_back(fmt::format("{} invoked {} ok {}{}", name(e.op), time_.at(invoked_at),
+                                    time_.at(e.t),
+                                    e.token.empty() ? "" : " token " + short_token(e.token)));
+    report_.violations.push_back(std::move(v));
+  }
+
   std::string describe(const lease& l) const {
-    std::string text =
-        fmt::format("lease of proc {} token {}: acquire invoked {} ok {}, valid until {}", l.proc,
-                    short_token(l.token), time_.at(l.invoke), time_.at(l.ok), time_.at(l.deadline));
+    std::string text = fmt::format("lease of {} token {}: acquire invoked {} ok {}, valid until {}",
+                                   owner(l.proc, l.worker), short_token(l.token),
+                                   time_.at(l.invoke), time_.at(l.ok), time_.at(l.deadline));
     if (l.extends > 0) text += fmt::format(" (after {} extends)", l.extends);
     text += fmt::format(", release invoked {}", time_.at(l.release));
     return text;
   }
 
   std::string describe(const section& s) const {
-    return fmt::format("cs of proc {} token {}: {} .. {}, read {} wrote {}", s.proc,
+    return fmt::format("cs of {} token {}: {} .. {}, read {} wrote {}", owner(s.proc, s.worker),
                        short_token(s.token), time_.at(s.start), time_.at(s.end), s.read, s.wrote);
   }
 
@@ -251,9 +318,9 @@ class checker {
           v.kind = violation_kind::lease_overlap;
           v.res = res;
           const auto overlap_end = std::min(o.span.end, p.span.end);
-          v.what =
-              fmt::format("{}: procs {} and {} both held the lock from {} to {}", res, first.proc,
-                          second.proc, time_.at(p.span.start), time_.at(overlap_end));
+          v.what = fmt::format("{}: {} and {} both held the lock from {} to {}", res,
+                               owner(first.proc, first.worker), owner(second.proc, second.worker),
+                               time_.at(p.span.start), time_.at(overlap_end));
           v.details.push_back(describe(first));
           v.details.push_back(describe(second));
           add_faults_between(v, std::min(first.invoke, second.invoke),
@@ -297,9 +364,9 @@ class checker {
           violation v;
           v.kind = violation_kind::cs_overlap;
           v.res = res;
-          v.what =
-              fmt::format("{}: critical sections of procs {} and {} overlap from {} to {}", res,
-                          o->proc, s->proc, time_.at(s->start), time_.at(std::min(o->end, s->end)));
+          v.what = fmt::format("{}: critical sections of {} and {} overlap from {} to {}", res,
+                               owner(o->proc, o->worker), owner(s->proc, s->worker),
+                               time_.at(s->start), time_.at(std::min(o->end, s->end)));
           v.details.push_back(describe(*o));
           v.details.push_back(describe(*s));
           std::int64_t from = o->start;
@@ -397,6 +464,62 @@ class checker {
     }
   }
 
+  // Rule 6: lock keys of failed attempts that stayed on a healthy node.
+  void check_orphaned_votes() {
+    struct sightings {
+      std::int64_t first = 0;
+      std::int64_t last = 0;
+      std::int64_t first_pttl = 0;
+      std::int64_t last_pttl = 0;
+      std::size_t times = 0;
+    };
+    std::map<std::tuple<int, std::string, std::string>, sightings> seen;  // (node, key, token)
+    for (const auto& c : run_.checks) {
+      if (c.check != "key" || c.token.empty() || returned_tokens_.contains(c.token)) continue;
+      auto& s = seen[{c.node, c.key, c.token}];
+      if (s.times++ == 0) {
+        s.first = c.t;
+        s.first_pttl = c.value;
+      }
+      s.last = c.t;
+      s.last_pttl = c.value;
+    }
+    const auto faults = node_faults(run_.faults);
+    const auto grace = std::chrono::nanoseconds(orphan_grace).count();
+    for (const auto& [where_seen, s] : seen) {
+      const auto& [node, key, token] = where_seen;
+      if (s.last - s.first < grace) continue;
+      const interval judged{s.first - max_ttl_ns_ - fault_slack_ns, s.last};
+      const bool near_fault = std::any_of(faults.begin(), faults.end(), [&](const node_fault& f) {
+        return f.node == node && f.span.start <= judged.end && f.span.end >= judged.start;
+      });
+      if (near_fault) {
+        ++report_.orphans_near_faults;
+        continue;
+      }
+      violation v;
+      v.kind = violation_kind::orphaned_votes;
+      v.res = key;
+      v.what = fmt::format(
+          "node {}: lock key {} held token {}, which no successful acquire returned, from {} to "
+          "{} ({} scans)",
+          node, key, short_token(token), time_.at(s.first), time_.at(s.last), s.times);
+      v.details.push_back(fmt::format("PTTL {} ms at the first sighting, {} ms at the last",
+                                      s.first_pttl, s.last_pttl));
+      v.details.push_back(
+          fmt::format("a correct client undoes a failed attempt within its request timeout; no "
+                      "fault on node {} from {} on",
+                      node, time_.at(judged.start)));
+      report_.violations.push_back(std::move(v));
+    }
+    if (report_.orphans_near_faults > 0) {
+      report_.notes.push_back(fmt::format(
+          "{} votes of failed attempts stayed longer than {} ms on nodes faulted around them "
+          "(allowed: a SET left on a broken connection lives up to its TTL)",
+          report_.orphans_near_faults, orphan_grace.count()));
+    }
+  }
+
   static liveness_figures figures_of(const std::vector<sample>& samples) {
     liveness_figures out;
     std::vector<double> latencies;
@@ -435,6 +558,8 @@ class checker {
   std::map<std::string, std::vector<const section*>> sorted_sections_;
   std::set<std::string> uncertain_;
   std::vector<sample> samples_;
+  std::set<std::string> returned_tokens_;  // by acquires that reported success
+  std::int64_t max_ttl_ns_ = 0;            // the longest TTL asked for
 };
 
 }  // namespace
@@ -451,8 +576,19 @@ std::string_view name(violation_kind kind) {
       return "no_ttl_key";
     case violation_kind::leftover_key:
       return "leftover_key";
+    case violation_kind::bogus_success:
+      return "bogus_success";
+    case violation_kind::orphaned_votes:
+      return "orphaned_votes";
   }
   return "?";
+}
+
+std::optional<violation_kind> parse_violation_kind(std::string_view text) {
+  for (const auto kind : all_violation_kinds) {
+    if (name(kind) == text) return kind;
+  }
+  return std::nullopt;
 }
 
 std::size_t report::count(violation_kind kind) const {

@@ -11,26 +11,54 @@
 //    value must equal the number of completed critical sections.
 // 4. Node findings of the controller: a lock key without TTL, or one still
 //    there after the heal and a maximum TTL, is a violation.
+// 5. Bogus successes: an acquire (or extend) that reports success with an
+//    empty token or an epoch validity deadline holds nothing the checker
+//    could follow, so it is a violation in itself.
+// 6. Orphaned votes: a lock key whose token no successful acquire returned
+//    (the vote of a failed attempt) seen by the controller's scans on one
+//    node for longer than orphan_grace. A correct client undoes a failed
+//    attempt at once wherever its SET may have landed; only a SET left on a
+//    connection that a fault broke may live on, up to its TTL, so a node
+//    faulted from a maximum TTL before the first sighting to the last one
+//    is not judged.
 // Plus counts and liveness figures (acquire success rate and latency
 // during the faults and after the heal).
 #pragma once
 
 #include "history.hpp"
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace redlock::torture {
 
-enum class violation_kind { lease_overlap, cs_overlap, lost_update, no_ttl_key, leftover_key };
+enum class violation_kind {
+  lease_overlap,
+  cs_overlap,
+  lost_update,
+  no_ttl_key,
+  leftover_key,
+  bogus_success,
+  orphaned_votes,
+};
 inline constexpr violation_kind all_violation_kinds[] = {
-    violation_kind::lease_overlap, violation_kind::cs_overlap, violation_kind::lost_update,
-    violation_kind::no_ttl_key, violation_kind::leftover_key};
+    violation_kind::lease_overlap, violation_kind::cs_overlap,   violation_kind::lost_update,
+    violation_kind::no_ttl_key,    violation_kind::leftover_key, violation_kind::bogus_success,
+    violation_kind::orphaned_votes};
 std::string_view name(violation_kind kind);
+/// The kind with this name, if any.
+std::optional<violation_kind> parse_violation_kind(std::string_view text);
+
+/// How long a failed attempt's vote may stay on a healthy node: longer than
+/// any attempt plus its undo (request timeouts are at most 500 ms), with room
+/// for a loaded machine.
+inline constexpr std::chrono::milliseconds orphan_grace{1000};
 
 struct violation {
   violation_kind kind = violation_kind::lease_overlap;
@@ -66,6 +94,9 @@ struct report {
   std::size_t cs_outside_lease = 0;
   /// Completed critical sections whose write is missing from the register.
   std::size_t lost_updates = 0;
+  /// Votes of failed attempts that outlived orphan_grace on a node faulted
+  /// around them (not violations: see rule 6).
+  std::size_t orphans_near_faults = 0;
   std::size_t faults_injected = 0;
   std::size_t ttl_scans = 0;  ///< Node scans for keys without TTL.
   liveness_figures during_faults, after_heal;

@@ -1,6 +1,7 @@
 // The checker on small synthetic histories: it must flag exactly the
 // histories that break mutual exclusion.
 #include "checker.hpp"
+#include "summary.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -8,7 +9,10 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <string>
+#include <thread>
+#include <vector>
 
 using namespace redlock::torture;
 
@@ -29,6 +33,23 @@ class builder {
     add(proc, op_kind::acquire, event_type::invoke, invoke, res, {});
     auto& e = add(proc, op_kind::acquire, event_type::ok, ok, res, token);
     e.deadline = deadline * ms;
+  }
+  /// The events of one operation of worker `worker`: invoke, then ok or fail.
+  event& invoke(int proc, int worker, op_kind op, std::int64_t t, const std::string& res,
+                const std::string& token = {}) {
+    auto& e = add(proc, op, event_type::invoke, t, res, token);
+    e.worker = worker;
+    return e;
+  }
+  event& done(int proc, int worker, op_kind op, event_type type, std::int64_t t,
+              const std::string& res, const std::string& token = {}) {
+    auto& e = add(proc, op, type, t, res, token);
+    e.worker = worker;
+    return e;
+  }
+  /// A lock key seen by the controller's scan of `node` at `at`.
+  void key_seen(std::int64_t at, int node, const std::string& key, const std::string& token) {
+    run.checks.push_back({at * ms, "key", node, key, 1000, token});
   }
   void acquire_failed(int proc, const std::string& res, std::int64_t invoke, std::int64_t done) {
     add(proc, op_kind::acquire, event_type::invoke, invoke, res, {});
@@ -59,7 +80,7 @@ class builder {
     run.faults.push_back({at * ms, what, node, {}});
   }
   void final_register(const std::string& res, std::int64_t value) {
-    run.checks.push_back({0, "register", -1, res, value});
+    run.checks.push_back({0, "register", -1, res, value, {}});
   }
 
  private:
@@ -272,10 +293,10 @@ TEST_CASE("checker: an extend after the validity ended leaves a gap", "[torture]
 
 TEST_CASE("checker: node findings are violations", "[torture][checker]") {
   builder b;
-  b.run.checks.push_back({1, "scan", 0, {}, 3});
-  b.run.checks.push_back({2, "no-ttl", 1, "torture:r0", -1});
-  b.run.checks.push_back({3, "no-ttl", 1, "torture:r0", -1});  // the same key, seen again
-  b.run.checks.push_back({3, "leftover", 2, "torture:r1", 512});
+  b.run.checks.push_back({1, "scan", 0, {}, 3, {}});
+  b.run.checks.push_back({2, "no-ttl", 1, "torture:r0", -1, {}});
+  b.run.checks.push_back({3, "no-ttl", 1, "torture:r0", -1, {}});  // the same key, seen again
+  b.run.checks.push_back({3, "leftover", 2, "torture:r1", 512, {}});
   const auto r = check(b.run);
   CHECK(r.ttl_scans == 1);
   CHECK(r.count(violation_kind::no_ttl_key) == 1);
@@ -323,6 +344,7 @@ TEST_CASE("checker: histories survive the trip through files", "[torture][checke
     history_writer a(dir, 0);
     history_writer b(dir, 1);
     event e;
+    e.worker = 5;
     e.op = op_kind::acquire;
     e.type = event_type::invoke;
     e.t = 1'000 * ms;
@@ -345,22 +367,267 @@ TEST_CASE("checker: histories survive the trip through files", "[torture][checke
     faults.write(to_json(fault_event{990 * ms, "start", -1, {}}));
     faults.write(to_json(fault_event{1'005 * ms, "kill", 3, "restart after 2250 ms"}));
     jsonl_file checks(check_log_path(dir));
-    checks.write(to_json(check_event{2'000 * ms, "register", -1, "r", 7}));
+    checks.write(to_json(check_event{2'000 * ms, "register", -1, "r", 7, {}}));
+    checks.write(to_json(check_event{2'100 * ms, "key", 4, "torture:r", 900, "00ff"}));
   }
   const auto run = load_run(dir);
   std::filesystem::remove_all(dir);
   REQUIRE(run.events.size() == 3);
   CHECK(run.events[0].proc == 0);
+  CHECK(run.events[0].worker == 5);
   CHECK(run.events[0].ttl_ms == 500);
   CHECK(run.events[1].type == event_type::ok);
   CHECK(run.events[1].token == "00ff");
   CHECK(run.events[1].deadline == 1'400 * ms);
   CHECK(run.events[2].proc == 1);
+  CHECK(run.events[2].worker == 0);
   CHECK(run.events[2].err == "said \"no\"\n");
   REQUIRE(run.faults.size() == 2);
   CHECK(run.faults[1].node == 3);
   CHECK(run.faults[1].detail == "restart after 2250 ms");
   CHECK(run.marker("start") == 990 * ms);
-  REQUIRE(run.checks.size() == 1);
+  REQUIRE(run.checks.size() == 2);
   CHECK(run.checks[0].value == 7);
+  CHECK(run.checks[1].token == "00ff");
+  CHECK(run.checks[1].node == 4);
+}
+
+TEST_CASE("checker: workers of one process are followed apart", "[torture][checker]") {
+  builder b;
+  // Two workers of process 0 interleave; a third one's acquire fails.
+  b.invoke(0, 1, op_kind::acquire, 0, "r");
+  b.invoke(0, 2, op_kind::acquire, 1, "r");
+  b.invoke(0, 3, op_kind::acquire, 1, "s");
+  b.done(0, 1, op_kind::acquire, event_type::ok, 4, "r", "A").deadline = 500 * ms;
+  b.done(0, 3, op_kind::acquire, event_type::fail, 6, "s").err = "not_acquired";
+  b.invoke(0, 1, op_kind::release, 10, "r", "A");
+  b.done(0, 1, op_kind::release, event_type::ok, 11, "r", "A");
+  b.done(0, 2, op_kind::acquire, event_type::ok, 12, "r", "B").deadline = 500 * ms;
+  b.invoke(0, 2, op_kind::release, 20, "r", "B");
+  b.done(0, 2, op_kind::release, event_type::ok, 21, "r", "B");
+  const auto r = check(b.run);
+  CHECK(r.total_violations() == 0);
+  CHECK(r.notes.empty());  // every invoke found its completion
+  CHECK(r.leases == 2);
+  CHECK(r.during_faults.p99_ms == Approx(11));  // worker 2: invoked at 1, ok at 12
+  CHECK(r.during_faults.refused == 1);
+
+  SECTION("an overlap between two workers of one process names both") {
+    builder c;
+    c.invoke(0, 1, op_kind::acquire, 0, "r");
+    c.done(0, 1, op_kind::acquire, event_type::ok, 4, "r", "A").deadline = 500 * ms;
+    c.invoke(0, 2, op_kind::acquire, 1, "r");
+    c.done(0, 2, op_kind::acquire, event_type::ok, 6, "r", "B").deadline = 500 * ms;
+    const auto overlap = check(c.run);
+    REQUIRE(overlap.count(violation_kind::lease_overlap) == 1);
+    const auto& what = overlap.violations.front().what;
+    CHECK(what.find("proc 0 worker 1") != std::string::npos);
+    CHECK(what.find("proc 0 worker 2") != std::string::npos);
+  }
+}
+
+TEST_CASE("checker: a success without a token or a validity is bogus", "[torture][checker]") {
+  SECTION("empty token") {
+    builder b;
+    b.acquire(0, "r", "", 0, 5, 500);
+    const auto r = check(b.run);
+    CHECK(r.count(violation_kind::bogus_success) == 1);
+    CHECK(r.total_violations() == 1);
+    CHECK(r.leases == 0);
+  }
+  SECTION("epoch validity deadline") {
+    builder b;
+    b.acquire(0, "r", "A", 0, 5, 0);
+    b.release(0, "r", "A", 10);
+    const auto r = check(b.run);
+    REQUIRE(r.count(violation_kind::bogus_success) == 1);
+    CHECK(r.violations.front().what.find("validity deadline of 0") != std::string::npos);
+  }
+  SECTION("both") {
+    builder b;
+    b.acquire(0, "r", "", 0, 5, 0);
+    const auto r = check(b.run);
+    REQUIRE(r.count(violation_kind::bogus_success) == 1);
+    CHECK(r.violations.front().what.find("an empty token and a validity deadline") !=
+          std::string::npos);
+  }
+  SECTION("an extend reporting an epoch deadline") {
+    builder b;
+    b.acquire(0, "r", "A", 0, 5, 500);
+    b.extend(0, "r", "A", 10, 12, 0);
+    b.release(0, "r", "A", 20);
+    const auto r = check(b.run);
+    CHECK(r.count(violation_kind::bogus_success) == 1);
+    CHECK(r.total_violations() == 1);
+  }
+  SECTION("failures carry no token and are not bogus") {
+    builder b;
+    b.acquire_failed(0, "r", 0, 5);
+    CHECK(check(b.run).total_violations() == 0);
+  }
+}
+
+TEST_CASE("checker: an abandoned critical section wrote nothing", "[torture][checker]") {
+  builder b;
+  b.acquire(0, "r", "A", 0, 1, 100);
+  b.cs(0, "r", "A", 2, 5, 0);
+  b.invoke(0, 0, op_kind::cs, 6, "r", "A");
+  b.done(0, 0, op_kind::cs, event_type::fail, 8, "r", "A").err = std::string(abandoned_section);
+  b.release(0, "r", "A", 9);
+  b.acquire(1, "r", "B", 10, 11, 100);
+  b.cs(1, "r", "B", 12, 15, 1);
+  b.release(1, "r", "B", 16);
+  b.final_register("r", 2);
+  const auto r = check(b.run);
+  CHECK(r.total_violations() == 0);
+  CHECK(r.cs.failed == 1);
+  CHECK(r.notes.empty());  // the register was checked
+
+  SECTION("a section that failed on the store leaves the register unchecked") {
+    b.run.events[5].err = "store gone";
+    b.run.checks.clear();
+    b.final_register("r", 7);
+    const auto unsure = check(b.run);
+    CHECK(unsure.count(violation_kind::lost_update) == 0);
+    REQUIRE(unsure.notes.size() == 1);
+    CHECK(unsure.notes.front().find("register not checked") != std::string::npos);
+  }
+}
+
+TEST_CASE("checker: votes of failed attempts left on a healthy node", "[torture][checker]") {
+  builder b;
+  b.invoke(0, 0, op_kind::acquire, 0, "r").ttl_ms = 3000;
+  b.done(0, 0, op_kind::acquire, event_type::fail, 20, "r").err = "not_acquired";
+  b.acquire(1, "r", "HELD", 0, 2, 2500);
+  b.release(1, "r", "HELD", 2400);
+
+  SECTION("seen for longer than the grace: a violation") {
+    b.key_seen(100, 2, "torture:r", "LOST");
+    b.key_seen(600, 2, "torture:r", "LOST");
+    b.key_seen(1200, 2, "torture:r", "LOST");
+    const auto r = check(b.run);
+    REQUIRE(r.count(violation_kind::orphaned_votes) == 1);
+    CHECK(r.total_violations() == 1);
+    const auto& v = r.violations.front();
+    CHECK(v.what.find("node 2") != std::string::npos);
+    CHECK(v.what.find("3 scans") != std::string::npos);
+  }
+  SECTION("each node's key is judged apart") {
+    b.key_seen(100, 2, "torture:r", "LOST");
+    b.key_seen(100, 3, "torture:r", "LOST");
+    b.key_seen(1200, 2, "torture:r", "LOST");
+    b.key_seen(1200, 3, "torture:r", "LOST");
+    CHECK(check(b.run).count(violation_kind::orphaned_votes) == 2);
+  }
+  SECTION("gone within the grace: no violation") {
+    b.key_seen(100, 2, "torture:r", "LOST");
+    b.key_seen(600, 2, "torture:r", "LOST");
+    CHECK(check(b.run).total_violations() == 0);
+  }
+  SECTION("the key of a lock that was acquired is no orphan, however long it stays") {
+    b.key_seen(100, 2, "torture:r", "HELD");
+    b.key_seen(2300, 2, "torture:r", "HELD");
+    CHECK(check(b.run).total_violations() == 0);
+  }
+  SECTION("a fault on the node around the sightings excuses it") {
+    b.fault(50, "reset-connections", 2);
+    b.run.faults.push_back({550 * ms, "heal", 2, "reset-connections: reconnected"});
+    b.key_seen(600, 2, "torture:r", "LOST");
+    b.key_seen(1700, 2, "torture:r", "LOST");
+    const auto r = check(b.run);
+    CHECK(r.total_violations() == 0);
+    CHECK(r.orphans_near_faults == 1);
+    REQUIRE(r.notes.size() == 1);
+    CHECK(r.notes.front().find("nodes faulted around them") != std::string::npos);
+  }
+  SECTION("a fault healed more than a maximum TTL before does not") {
+    b.fault(50, "pause", 2);
+    b.run.faults.push_back({100 * ms, "heal", 2, "pause: resumed"});
+    b.key_seen(4200, 2, "torture:r", "LOST");  // > 100 ms + 3000 ms TTL + 1 s slack
+    b.key_seen(5300, 2, "torture:r", "LOST");
+    CHECK(check(b.run).count(violation_kind::orphaned_votes) == 1);
+  }
+  SECTION("nor does a fault on another node") {
+    b.fault(50, "kill", 3);
+    b.key_seen(100, 2, "torture:r", "LOST");
+    b.key_seen(1200, 2, "torture:r", "LOST");
+    CHECK(check(b.run).count(violation_kind::orphaned_votes) == 1);
+  }
+  SECTION("one heal ends every fault of its node") {
+    b.fault(50, "reply-delay", 2);
+    b.fault(50, "request-delay", 2);
+    b.run.faults.push_back({60 * ms, "heal", 2, "request-delay: no request delay"});
+    b.run.faults.push_back({60 * ms, "heal", 2, "reply-delay: no reply delay"});
+    b.key_seen(4200, 2, "torture:r", "LOST");  // > 60 ms + 3000 ms TTL + 1 s slack
+    b.key_seen(5300, 2, "torture:r", "LOST");
+    CHECK(check(b.run).count(violation_kind::orphaned_votes) == 1);
+  }
+  SECTION("a fault without a heal lasts to the end") {
+    b.fault(50, "clock-jump", 2);
+    b.key_seen(9000, 2, "torture:r", "LOST");
+    b.key_seen(9900 + 1200, 2, "torture:r", "LOST");
+    CHECK(check(b.run).total_violations() == 0);
+  }
+}
+
+TEST_CASE("checker: violation kinds by name", "[torture][checker]") {
+  for (const auto kind : all_violation_kinds) CHECK(parse_violation_kind(name(kind)) == kind);
+  CHECK(name(violation_kind::bogus_success) == "bogus_success");
+  CHECK(name(violation_kind::orphaned_votes) == "orphaned_votes");
+  CHECK_FALSE(parse_violation_kind("overlap").has_value());
+}
+
+TEST_CASE("checker: an expected kind must be found, not just any violation", "[torture][checker]") {
+  builder b;  // two holders at once: every overlap kind but no lost update on record
+  b.acquire(0, "r", "A", 0, 1, 1000);
+  b.acquire(1, "r", "B", 0, 2, 1000);
+  const auto r = check(b.run);
+  REQUIRE(r.count(violation_kind::lease_overlap) == 1);
+  run_description d;
+  d.expected = {violation_kind::lease_overlap};
+  CHECK(as_expected(r, d));
+  CHECK(missing_kinds(r, d).empty());
+  d.expected = {violation_kind::lease_overlap, violation_kind::orphaned_votes};
+  CHECK_FALSE(as_expected(r, d));
+  CHECK(missing_kinds(r, d) == std::vector{violation_kind::orphaned_votes});
+  const auto text = summary_text(r, d, false);
+  CHECK(text.find("expected violation kind orphaned_votes not found") != std::string::npos);
+  d.expected.clear();
+  CHECK_FALSE(as_expected(r, d));  // without expectations, any violation fails
+}
+
+TEST_CASE("checker: workers of one process share its history file", "[torture][checker]") {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("redlock-torture-threads-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  constexpr int workers = 4;
+  constexpr int per_worker = 500;
+  {
+    history_writer file(dir, 3);
+    std::vector<std::thread> threads;
+    for (int w = 0; w < workers; ++w) {
+      threads.emplace_back([&file, w] {
+        worker_history history(file, w);
+        for (int i = 0; i < per_worker; ++i) {
+          event e;
+          e.op = op_kind::acquire;
+          e.type = event_type::invoke;
+          e.t = i;
+          e.res = "r";
+          history.record(e);
+        }
+      });
+    }
+    for (auto& t : threads) t.join();
+    file.flush();
+  }
+  const auto run = load_run(dir);
+  std::filesystem::remove_all(dir);
+  REQUIRE(run.events.size() == workers * per_worker);
+  std::map<int, std::int64_t> next;  // each worker's events stay in its order
+  for (const auto& e : run.events) {
+    CHECK(e.proc == 3);
+    CHECK(e.t == next[e.worker]++);
+  }
+  CHECK(next.size() == workers);
 }

@@ -130,7 +130,10 @@ std::string_view name(fault_kind kind) {
   return "?";
 }
 
-std::string describe(const fault& f) {
+namespace {
+
+// What the fault does, without whom it concerns.
+std::string describe_effect(const fault& f) {
   switch (f.kind) {
     case fault_kind::request_delay:
     case fault_kind::reply_delay:
@@ -146,6 +149,14 @@ std::string describe(const fault& f) {
     default:
       return fmt::format("{} for {} ms", name(f.kind), f.duration.count());
   }
+}
+
+}  // namespace
+
+std::string describe(const fault& f) {
+  auto text = describe_effect(f);
+  if (f.proxy_set) text += fmt::format(", for the clients of proxy set {}", *f.proxy_set);
+  return text;
 }
 
 milliseconds min_downtime(const schedule_options& options) { return options.max_ttl + 250ms; }

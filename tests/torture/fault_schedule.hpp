@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -51,6 +52,9 @@ struct fault {
   milliseconds jitter{0};        ///< request_delay / reply_delay: random extra, up to this.
   double ttl_factor = 1;         ///< fast_clock.
   bool restart_at_once = false;  ///< kill on a node with appendfsync always.
+  /// A network fault seen only by the clients behind this proxy set; every
+  /// set when empty. Faults of the node itself (pause, kill) hit everyone.
+  std::optional<std::size_t> proxy_set;
 
   milliseconds end() const { return start + duration; }
 };

@@ -54,6 +54,7 @@ event event_from(const json_object& o, const std::string& where) {
     throw std::runtime_error(fmt::format("{}: not a history event", where));
   }
   e.proc = static_cast<int>(o.integer("proc"));
+  e.worker = static_cast<int>(o.integer("worker"));
   e.op = *op;
   e.type = *type;
   e.t = o.integer("t");
@@ -99,7 +100,8 @@ std::string_view name(event_type type) {
 
 std::string to_json(const event& e) {
   json_writer w;
-  w.field("proc", e.proc).field("op", name(e.op)).field("type", name(e.type)).field("t", e.t);
+  w.field("proc", e.proc).field("worker", e.worker);
+  w.field("op", name(e.op)).field("type", name(e.type)).field("t", e.t);
   w.field("res", e.res);
   if (!e.token.empty()) w.field("token", e.token);
   if (e.deadline != 0) w.field("deadline", e.deadline);
@@ -121,6 +123,7 @@ std::string to_json(const check_event& c) {
   json_writer w;
   w.field("t", c.t).field("check", c.check).field("node", c.node);
   if (!c.key.empty()) w.field("key", c.key);
+  if (!c.token.empty()) w.field("token", c.token);
   w.field("value", c.value);
   return w.str();
 }
@@ -154,7 +157,14 @@ history_writer::history_writer(const std::filesystem::path& dir, int proc)
 
 void history_writer::record(event e) {
   e.proc = proc_;
-  file_.write(to_json(e));
+  const auto line = to_json(e);
+  const std::lock_guard guard(mutex_);
+  file_.write(line);
+}
+
+void history_writer::flush() {
+  const std::lock_guard guard(mutex_);
+  file_.flush();
 }
 
 std::filesystem::path history_path(const std::filesystem::path& dir, int proc) {
@@ -203,7 +213,7 @@ run_data load_run(const std::filesystem::path& dir) {
       if (!o.has("check")) throw std::runtime_error(fmt::format("{}: not a check event", where));
       run.checks.push_back({o.integer("t"), o.text("check"),
                             static_cast<int>(o.integer("node", -1)), o.text("key"),
-                            o.integer("value")});
+                            o.integer("value"), o.text("token")});
     });
   }
   return run;

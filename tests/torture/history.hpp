@@ -7,9 +7,11 @@
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace redlock::torture {
@@ -21,11 +23,15 @@ enum class op_kind { acquire, extend, release, cs };
 enum class event_type { invoke, ok, fail };
 
 std::string_view name(op_kind op);
+
+/// The err of a cs fail that left the register untouched on purpose.
+inline constexpr std::string_view abandoned_section = "abandoned";
 std::string_view name(event_type type);
 
 /// One line of a client's history.
 struct event {
   int proc = 0;
+  int worker = 0;  ///< The worker (thread) of the process that did it.
   op_kind op = op_kind::acquire;
   event_type type = event_type::invoke;
   std::int64_t t = 0;
@@ -51,7 +57,8 @@ struct fault_event {
 /// One line of the controller's check log: "no-ttl" (a lock key without
 /// expiry, value = its PTTL), "leftover" (a lock key still there after the
 /// heal and a maximum TTL, value = its PTTL), "scan" (a node was scanned,
-/// value = lock keys seen), "register" (final value of a protected register;
+/// value = lock keys seen), "key" (a lock key seen by a scan, with its token,
+/// value = its PTTL), "register" (final value of a protected register;
 /// key = the resource).
 struct check_event {
   std::int64_t t = 0;
@@ -59,6 +66,7 @@ struct check_event {
   int node = -1;
   std::string key;
   std::int64_t value = 0;
+  std::string token;  ///< "key": the value stored under the key.
 };
 
 std::string to_json(const event& e);
@@ -84,17 +92,35 @@ class jsonl_file {
   std::FILE* file_ = nullptr;
 };
 
-/// A client's history file; stamps every event with the process number.
+/// A client process's history file; stamps every event with the process
+/// number. Thread-safe: the workers of a process share it.
 class history_writer {
  public:
   history_writer(const std::filesystem::path& dir, int proc);
   void record(event e);
-  void flush() { file_.flush(); }
+  void flush();
   int proc() const { return proc_; }
 
  private:
   int proc_;
+  std::mutex mutex_;
   jsonl_file file_;
+};
+
+/// One worker's view of its process's history: stamps its events with the
+/// worker number.
+class worker_history {
+ public:
+  worker_history(history_writer& file, int worker) : file_(&file), worker_(worker) {}
+  void record(event e) {
+    e.worker = worker_;
+    file_->record(std::move(e));
+  }
+  int worker() const { return worker_; }
+
+ private:
+  history_writer* file_;
+  int worker_;
 };
 
 std::filesystem::path history_path(const std::filesystem::path& dir, int proc);

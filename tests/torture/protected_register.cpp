@@ -29,7 +29,7 @@ event section_event(event_type type, const std::string& res, const std::string& 
   return e;
 }
 
-void record_failure(history_writer& history, const std::string& res, const std::string& token,
+void record_failure(worker_history& history, const std::string& res, const std::string& token,
                     const std::exception& error) {
   event e = section_event(event_type::fail, res, token);
   e.err = error.what();
@@ -40,7 +40,7 @@ void record_failure(history_writer& history, const std::string& res, const std::
 
 protected_register::protected_register(std::uint16_t store_port) : store_(store_port) {}
 
-protected_register::open_section protected_register::begin(history_writer& history,
+protected_register::open_section protected_register::begin(worker_history& history,
                                                            const lock& held) {
   open_section section{held.resource(), held.token(), 0};
   history.record(section_event(event_type::invoke, section.res, section.token));
@@ -53,7 +53,7 @@ protected_register::open_section protected_register::begin(history_writer& histo
   return section;
 }
 
-void protected_register::end(history_writer& history, const open_section& section) {
+void protected_register::end(worker_history& history, const open_section& section) {
   const std::int64_t wrote = section.read + 1;
   try {
     const auto reply = store_.command({"SET", key(section.res), std::to_string(wrote)});
@@ -67,6 +67,12 @@ void protected_register::end(history_writer& history, const open_section& sectio
   event e = section_event(event_type::ok, section.res, section.token);
   e.read = section.read;
   e.wrote = wrote;
+  history.record(std::move(e));
+}
+
+void protected_register::abandon(worker_history& history, const open_section& section) {
+  event e = section_event(event_type::fail, section.res, section.token);
+  e.err = std::string(abandoned_section);
   history.record(std::move(e));
 }
 

@@ -27,11 +27,15 @@ class protected_register {
   };
 
   /// Records the cs invoke, then reads reg:<res> (a missing key reads 0).
-  open_section begin(history_writer& history, const lock& held);
+  open_section begin(worker_history& history, const lock& held);
   /// Writes read + 1, then records the cs ok. A store failure is recorded as
   /// a cs fail and rethrown: the store is outside the faults, so a failure
   /// there is a failure of the test setup.
-  void end(history_writer& history, const open_section& section);
+  void end(worker_history& history, const open_section& section);
+  /// Ends the section without writing (the holder could no longer be sure
+  /// of its lock): records a cs fail with err "abandoned", which the checker
+  /// knows left the register untouched.
+  void abandon(worker_history& history, const open_section& section);
 
   /// The final value of reg:<res> (0 when missing).
   std::int64_t value(const std::string& res);

@@ -19,7 +19,22 @@ event make(op_kind op, event_type type, const std::string& res, const std::strin
   return e;
 }
 
-// Stable names for the outcomes the checker counts; the message otherwise.
+std::string_view level_name(log_level level) {
+  switch (level) {
+    case log_level::debug:
+      return "debug";
+    case log_level::info:
+      return "info";
+    case log_level::warning:
+      return "warning";
+    case log_level::error:
+      return "error";
+  }
+  return "?";
+}
+
+}  // namespace
+
 std::string reason(const error_code& ec) {
   if (ec.category() == error_category()) {
     switch (static_cast<errc>(ec.value())) {
@@ -39,22 +54,6 @@ std::string reason(const error_code& ec) {
   }
   return ec.message();
 }
-
-std::string_view level_name(log_level level) {
-  switch (level) {
-    case log_level::debug:
-      return "debug";
-    case log_level::info:
-      return "info";
-    case log_level::warning:
-      return "warning";
-    case log_level::error:
-      return "error";
-  }
-  return "?";
-}
-
-}  // namespace
 
 client_config make_client_config(const std::vector<std::uint16_t>& ports,
                                  const std::filesystem::path& log_file) {
@@ -80,8 +79,8 @@ client_config make_client_config(const std::vector<std::uint16_t>& ports,
   return config;
 }
 
-recorded_client::recorded_client(client_config config, history_writer& history)
-    : client_(std::move(config)), history_(history) {}
+recorded_client::recorded_client(blocking_client& client, worker_history history)
+    : client_(client), history_(history) {}
 
 lock recorded_client::acquire(const std::string& res, const lock_options& options, error_code& ec) {
   auto invoke = make(op_kind::acquire, event_type::invoke, res);

@@ -1,5 +1,7 @@
-// A blocking Redlock client that records every operation in a history:
-// an invoke event before the call, an ok or fail event after it.
+// A worker's handle on its process's blocking Redlock client that records
+// every operation in the worker's history: an invoke event before the call,
+// an ok or fail event after it. The client itself is shared by all the
+// workers of the process (blocking_client is thread-safe).
 #pragma once
 
 #include <redlock/blocking_client.hpp>
@@ -24,19 +26,27 @@ inline constexpr std::string_view key_prefix = "torture:";
 client_config make_client_config(const std::vector<std::uint16_t>& ports,
                                  const std::filesystem::path& log_file);
 
+/// The stable name of an outcome the checker counts ("not_acquired",
+/// "lock_lost", ...), or the error's message.
+std::string reason(const error_code& ec);
+
 class recorded_client {
  public:
-  recorded_client(client_config config, history_writer& history);
+  recorded_client(blocking_client& client, worker_history history);
 
   lock acquire(const std::string& res, const lock_options& options, error_code& ec);
+  /// On failure the returned handle may be empty or not (the library is
+  /// moving to returning the same lock): callers go by `ec`.
   lock extend(const lock& held, milliseconds ttl, error_code& ec);
+  /// errc::lock_lost (the lock had lapsed before the release) is recorded
+  /// like any failure; it is information, not a fault of the run.
   std::size_t release(const lock& held, error_code& ec);
 
-  history_writer& history() { return history_; }
+  worker_history& history() { return history_; }
 
  private:
-  blocking_client client_;
-  history_writer& history_;
+  blocking_client& client_;
+  worker_history history_;
 };
 
 }  // namespace redlock::torture

@@ -27,12 +27,16 @@ struct actor {
   actor(std::string label, const std::filesystem::path& dir, int proc,
         const std::vector<std::uint16_t>& ports, std::uint16_t store_port)
       : label(std::move(label)),
-        history(dir, proc),
-        client(make_client_config(ports, dir / fmt::format("client-{}.log", proc)), history),
+        file(dir, proc),
+        history(file, 0),
+        library(make_client_config(ports, dir / fmt::format("client-{}.log", proc))),
+        client(library, history),
         reg(store_port) {}
 
   std::string label;
-  history_writer history;
+  history_writer file;
+  worker_history history;
+  blocking_client library;
   recorded_client client;
   protected_register reg;
 };

@@ -13,6 +13,12 @@ namespace {
 
 constexpr std::size_t shown_violations = 10;
 
+std::string join(const std::vector<std::string>& words) {
+  std::string text;
+  for (const auto& w : words) text += fmt::format("{}{}", text.empty() ? "" : ", ", w);
+  return text;
+}
+
 std::string errors_text(const op_figures& f) {
   if (f.errors.empty()) return {};
   std::vector<std::pair<std::string, std::size_t>> sorted(f.errors.begin(), f.errors.end());
@@ -53,8 +59,16 @@ void liveness_fields(json_writer& w, std::string_view prefix, const liveness_fig
 
 }  // namespace
 
+std::vector<violation_kind> missing_kinds(const report& r, const run_description& d) {
+  std::vector<violation_kind> missing;
+  for (const auto kind : d.expected) {
+    if (r.count(kind) == 0) missing.push_back(kind);
+  }
+  return missing;
+}
+
 bool as_expected(const report& r, const run_description& d) {
-  if (d.expect_violations) return r.total_violations() > 0;
+  if (!d.expected.empty()) return missing_kinds(r, d).empty();
   return r.total_violations() == 0 && r.acquire.ok >= d.min_acquisitions;
 }
 
@@ -88,10 +102,21 @@ std::string summary_text(const report& r, const run_description& d, bool pass) {
   }
   for (const auto& note : r.notes) out += fmt::format("note: {}\n", note);
 
+  const auto broken = join(d.broken);
+  const auto what_broke = broken.empty() ? std::string("the broken assumption")
+                                         : fmt::format("the broken client ({})", broken);
   std::string why;
-  if (d.expect_violations) {
-    why = pass ? "violations found, as expected: the checker sees the broken assumption"
-               : "no violation found although an assumption was broken";
+  if (!d.expected.empty()) {
+    std::vector<std::string> missing;
+    for (const auto kind : missing_kinds(r, d)) missing.emplace_back(name(kind));
+    std::vector<std::string> expected;
+    for (const auto kind : d.expected) expected.emplace_back(name(kind));
+    why = pass ? fmt::format("{} found, as expected: the checker catches {}", join(expected),
+                             what_broke)
+               : fmt::format(
+                     "expected violation kind {} not found ({} violations of other kinds): "
+                     "the checker did not catch {}",
+                     join(missing), r.total_violations(), what_broke);
   } else if (r.total_violations() > 0) {
     why = "violations found";
   } else if (r.acquire.ok < d.min_acquisitions) {
@@ -99,6 +124,11 @@ std::string summary_text(const report& r, const run_description& d, bool pass) {
                       r.acquire.ok, d.min_acquisitions);
   } else {
     why = "no violation, as expected";
+  }
+  if (!pass && !d.broken.empty() && r.total_violations() == 0) {
+    out +=
+        "note: nothing at all was found: is the switch wired into this build of the library? "
+        "(src/detail/negative_controls.hpp)\n";
   }
   out += fmt::format("verdict: {} - {}\n", pass ? "PASS" : "FAIL", why);
   return out;
@@ -108,12 +138,18 @@ std::string summary_json(const report& r, const run_description& d, bool pass) {
   json_writer w;
   w.field("tool", "redlock-torture").field("mode", d.mode);
   if (!d.scenario.empty()) w.field("scenario", d.scenario);
+  std::string expected;
+  for (const auto kind : d.expected) {
+    expected += fmt::format("{}{}", expected.empty() ? "" : ",", name(kind));
+  }
   w.field("seed", static_cast<std::int64_t>(d.seed))
       .field("clients", d.clients)
+      .field("workers_per_client", d.workers_per_client)
       .field("resources", d.resources)
       .field("duration_s", d.duration_s)
       .field("persistence", d.persistence)
-      .field("expect_violations", d.expect_violations)
+      .field("broken", join(d.broken))
+      .field("expected_violations", expected)
       .field("acquire_invoked", r.acquire.invoked)
       .field("acquire_ok", r.acquire.ok)
       .field("acquire_failed", r.acquire.failed)
@@ -124,6 +160,7 @@ std::string summary_json(const report& r, const run_description& d, bool pass) {
       .field("cs_completed", r.cs.ok)
       .field("cs_failed", r.cs.failed)
       .field("cs_outside_lease", r.cs_outside_lease)
+      .field("orphans_near_faults", r.orphans_near_faults)
       .field("faults_injected", r.faults_injected)
       .field("ttl_scans", r.ttl_scans)
       .field("violations", r.total_violations());

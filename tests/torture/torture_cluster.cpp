@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <stdexcept>
 #include <thread>
@@ -16,12 +17,13 @@ namespace {
 using namespace std::chrono_literals;
 using proxy_mode = test::fault_proxy::partition_mode;
 
-// Lists the lock keys with their PTTL in one atomic step.
+// Lists the lock keys with their PTTL and token in one atomic step.
 constexpr std::string_view scan_script =
     "local out = {}\n"
     "for _, k in ipairs(redis.call('keys', ARGV[1])) do\n"
     "  out[#out + 1] = k\n"
     "  out[#out + 1] = redis.call('pttl', k)\n"
+    "  out[#out + 1] = redis.call('get', k)\n"
     "end\n"
     "return out\n";
 
@@ -84,15 +86,18 @@ void torture_cluster::log_fault(std::string_view fault, int node, std::string de
 }
 
 void torture_cluster::log_check(std::string_view check, int node, std::string key,
-                                std::int64_t value) {
-  check_log_.write(to_json(check_event{now_ns(), std::string(check), node, std::move(key), value}));
+                                std::int64_t value, std::string token) {
+  check_log_.write(to_json(
+      check_event{now_ns(), std::string(check), node, std::move(key), value, std::move(token)}));
 }
 
-void torture_cluster::start_fault(const fault& f) {
-  if (active_.at(f.node)) end_fault(f.node);
+void torture_cluster::start_fault(const fault& f, bool alongside) {
+  if (!alongside) end_fault(f.node);
   auto& server = *nodes_.at(f.node);
   const auto each_proxy = [&](auto action) {
-    for (auto& set : proxies_) action(*set.at(f.node));
+    for (std::size_t set = 0; set < proxies_.size(); ++set) {
+      if (!f.proxy_set || *f.proxy_set == set) action(*proxies_[set].at(f.node));
+    }
   };
   switch (f.kind) {
     case fault_kind::pause:
@@ -131,18 +136,27 @@ void torture_cluster::start_fault(const fault& f) {
       });
       break;
   }
-  active_[f.node] = f;
+  active_.at(f.node).push_back(f);
   log_fault(name(f.kind), static_cast<int>(f.node), describe(f));
 }
 
 void torture_cluster::end_fault(std::size_t node) {
+  // The latest first: undone in the reverse order of their starts.
   auto& active = active_.at(node);
-  if (!active) return;
-  const fault f = *active;
-  active.reset();
+  while (!active.empty()) {
+    const fault f = active.back();
+    active.pop_back();
+    end_one(f);
+  }
+}
+
+void torture_cluster::end_one(const fault& f) {
+  const auto node = f.node;
   auto& server = *nodes_.at(node);
   const auto each_proxy = [&](auto action) {
-    for (auto& set : proxies_) action(*set.at(node));
+    for (std::size_t set = 0; set < proxies_.size(); ++set) {
+      if (!f.proxy_set || *f.proxy_set == set) action(*proxies_[set].at(node));
+    }
   };
   std::string what;
   switch (f.kind) {
@@ -197,8 +211,9 @@ void torture_cluster::end_fault(std::size_t node) {
 void torture_cluster::heal_all() {
   // Kills last: their restart may have to wait out the downtime, and the
   // other faults should not last for that wait.
+  const auto is_kill = [](const fault& f) { return f.kind == fault_kind::kill; };
   for (std::size_t i = 0; i < active_.size(); ++i) {
-    if (active_[i] && active_[i]->kind != fault_kind::kill) end_fault(i);
+    if (std::none_of(active_[i].begin(), active_[i].end(), is_kill)) end_fault(i);
   }
   for (std::size_t i = 0; i < active_.size(); ++i) end_fault(i);
   log_fault("heal-all", -1);
@@ -211,8 +226,9 @@ std::vector<torture_cluster::lock_key> torture_cluster::lock_keys(std::size_t no
     throw std::runtime_error(fmt::format("scan of node {}: {}", node, reply.text));
   }
   std::vector<lock_key> keys;
-  for (std::size_t i = 0; i + 1 < reply.elements.size(); i += 2) {
-    keys.push_back({reply.elements[i].text, reply.elements[i + 1].integer});
+  for (std::size_t i = 0; i + 2 < reply.elements.size(); i += 3) {
+    keys.push_back(
+        {reply.elements[i].text, reply.elements[i + 1].integer, reply.elements[i + 2].text});
   }
   return keys;
 }
@@ -223,6 +239,7 @@ std::size_t torture_cluster::scan_ttls() {
     if (nodes_[i]->paused() || !nodes_[i]->running()) continue;
     const auto keys = lock_keys(i);
     log_check("scan", static_cast<int>(i), {}, static_cast<std::int64_t>(keys.size()));
+    for (const auto& k : keys) log_check("key", static_cast<int>(i), k.key, k.pttl, k.token);
     for (const auto& k : keys) {
       if (k.pttl == -1) {
         log_check("no-ttl", static_cast<int>(i), k.key, k.pttl);

@@ -58,16 +58,19 @@ class torture_cluster {
   /// Appends to the fault log, stamped now. node -1 for a marker.
   void log_fault(std::string_view fault, int node, std::string detail = {});
 
-  /// Applies a fault of the schedule to node f.node, through every proxy set.
-  void start_fault(const fault& f);
-  /// Ends the fault active on node f.node, if any (a killed node is
-  /// restarted, waiting first for its minimum downtime if need be).
+  /// Applies a fault of the schedule to node f.node, through every proxy set
+  /// (or only f.proxy_set). Ends the faults active on that node first,
+  /// unless `alongside` (a plan's faults of different kinds on one node).
+  void start_fault(const fault& f, bool alongside = false);
+  /// Ends every fault active on `node`, if any (a killed node is restarted,
+  /// waiting first for its minimum downtime if need be).
   void end_fault(std::size_t node);
   /// Ends every active fault, then writes the "heal-all" marker.
   void heal_all();
 
   /// Scans every node that is up and not paused for lock keys; logs a "scan"
-  /// per node and a "no-ttl" per key without expiry. Returns those keys.
+  /// per node, a "key" per lock key (with its token) and a "no-ttl" per key
+  /// without expiry. Returns the number of keys without expiry.
   std::size_t scan_ttls();
   /// Scans every node (all must be up): logs a "leftover" per lock key found.
   std::size_t scan_leftovers();
@@ -79,16 +82,19 @@ class torture_cluster {
   struct lock_key {
     std::string key;
     long long pttl = 0;
+    std::string token;
   };
   std::vector<lock_key> lock_keys(std::size_t node);
-  void log_check(std::string_view check, int node, std::string key, std::int64_t value);
+  void end_one(const fault& f);
+  void log_check(std::string_view check, int node, std::string key, std::int64_t value,
+                 std::string token = {});
 
   cluster_options options_;
   std::vector<std::unique_ptr<test::redis_server>> nodes_;
   std::vector<std::vector<std::unique_ptr<test::fault_proxy>>> proxies_;  // [set][node]
   std::unique_ptr<test::redis_server> store_;
   std::vector<std::unique_ptr<test::admin_client>> admins_;
-  std::vector<std::optional<fault>> active_;
+  std::vector<std::vector<fault>> active_;  // by node
   std::vector<clock::time_point> killed_at_;
   jsonl_file fault_log_;
   jsonl_file check_log_;

@@ -7,6 +7,8 @@
 #include "fault_schedule.hpp"
 #include "history.hpp"
 #include "json_line.hpp"
+#include "negative_control.hpp"
+#include "plans.hpp"
 #include "scenarios.hpp"
 #include "summary.hpp"
 #include "torture_cluster.hpp"
@@ -43,40 +45,55 @@ constexpr int exit_as_expected = 0;
 constexpr int exit_unexpected = 1;
 constexpr int exit_error = 2;
 
-constexpr milliseconds max_ttl{2000};  // the workload's TTLs: 200 .. 2000 ms
 constexpr double drift_factor = 0.01;  // the clients' default
 constexpr std::size_t lock_nodes = 5;
 
 constexpr std::string_view usage_text =
     R"(usage: redlock-torture --out DIR [options]
 
-Runs K client processes against 5 local redis-server lock nodes (each behind
-a fault proxy) under a seeded random fault schedule that keeps the Redlock
-assumptions, or runs one deterministic scenario; records every operation and
-checks lease exclusion, critical-section overlap, lost updates on a protected
-register, lock keys without TTL and lock keys left after the heal.
+Runs K client processes, each with one Redlock client shared by W concurrent
+workers, against 5 local redis-server lock nodes (each behind a fault proxy)
+under a seeded random fault schedule that keeps the Redlock assumptions, or
+under a targeted plan, or runs one deterministic scenario; records every
+operation and checks lease exclusion, critical-section overlap, lost updates
+on a protected register, bogus successes, lock keys without TTL, votes of
+failed attempts left on healthy nodes and lock keys left after the heal.
 
   --out DIR              run directory: histories, fault and check logs
                          (client-*.jsonl, faults.jsonl, checks.jsonl, *.log)
-  --clients K            client processes (default 4)
-  --resources R          resources r0..r(R-1) (default 3)
-  --duration S           seconds of faults before the heal phase (default 60)
+  --clients K            client processes (default 4, or the plan's)
+  --workers-per-client W concurrent workers sharing each process's client
+                         (default 8, or the plan's)
+  --resources R          resources r0..r(R-1) (default 3, or the plan's)
+  --duration S           seconds of faults before the heal phase (default 60,
+                         or the plan's)
   --seed N               seed of the schedule and the clients (default: random, printed)
   --persistence none|always
                          lock nodes without persistence (killed nodes come back
                          after the max TTL) or with appendfsync always (killed
                          nodes restart at once); default none
+  --plan NAME            run a targeted plan instead of the random schedule
+                         (see --list-plans)
   --scenario NAME        run a deterministic scenario instead (see --list-scenarios);
                          the scenario sets the persistence itself
-  --expect-violations    succeed only if the checker finds a violation
+  --break NAME           switch on one of the library's deliberate defects in
+                         every client (negative control; repeatable):
+                         drop_drift, count_late_votes, skip_undo, settle_twice
+  --expect-violation KIND
+                         succeed only if the checker finds a violation of this
+                         kind (repeatable: every kind must be found); kinds:
+                         lease_overlap, cs_overlap, lost_update, no_ttl_key,
+                         leftover_key, bogus_success, orphaned_votes
   --min-acquisitions N   fail unless at least N acquires succeeded (default 0)
   --check DIR            only check an existing run directory
   --list-scenarios       list the scenarios and exit
+  --list-plans           list the plans and exit
   --help                 this text
 
 Output: a summary, then one JSON line with every figure (the last line).
-Exit status: 0 as expected (no violation, or with --expect-violations at least
-one), 1 not as expected, 2 bad command line or the test setup failed.
+Exit status: 0 as expected (no violation, or with --expect-violation every
+kind named found), 1 not as expected, 2 bad command line or the test setup
+failed.
 )";
 
 struct usage_error : std::runtime_error {
@@ -86,13 +103,16 @@ struct usage_error : std::runtime_error {
 struct options {
   // controller
   std::filesystem::path out;
-  int clients = 4;
-  int resources = 3;
-  long long duration_s = 60;
+  std::optional<int> clients;
+  std::optional<int> workers_per_client;
+  std::optional<int> resources;
+  std::optional<long long> duration_s;
   std::optional<std::uint64_t> seed;
   std::string persistence = "none";
+  std::string plan;
   std::string scenario;
-  bool expect_violations = false;
+  std::vector<std::string> broken;
+  std::vector<violation_kind> expected;
   std::size_t min_acquisitions = 0;
   std::optional<std::filesystem::path> check_only;
   // worker
@@ -152,10 +172,15 @@ options parse_command_line(int argc, char** argv) {
                    s.description);
       }
       std::exit(exit_as_expected);
+    } else if (arg == "--list-plans") {
+      for (const auto& p : all_plans()) fmt::print("{:<18} {}\n", p.name, p.description);
+      std::exit(exit_as_expected);
     } else if (arg == "--out") {
       opt.out = std::string(value());
     } else if (arg == "--clients") {
       opt.clients = static_cast<int>(parse_integer(arg, value(), 1, 64));
+    } else if (arg == "--workers-per-client") {
+      opt.workers_per_client = static_cast<int>(parse_integer(arg, value(), 1, 256));
     } else if (arg == "--resources") {
       opt.resources = static_cast<int>(parse_integer(arg, value(), 1, 10000));
     } else if (arg == "--duration") {
@@ -168,15 +193,35 @@ options parse_command_line(int argc, char** argv) {
       if (opt.persistence != "none" && opt.persistence != "always") {
         throw usage_error("--persistence must be none or always");
       }
+    } else if (arg == "--plan") {
+      opt.plan = std::string(value());
+      if (find_plan(opt.plan) == nullptr) {
+        throw usage_error(fmt::format("unknown plan '{}' (see --list-plans)", opt.plan));
+      }
     } else if (arg == "--scenario") {
       opt.scenario = std::string(value());
       if (find_scenario(opt.scenario) == nullptr) {
         throw usage_error(
             fmt::format("unknown scenario '{}' (see --list-scenarios)", opt.scenario));
       }
+    } else if (arg == "--break") {
+      const auto control = value();
+      const auto& names = negative_control_names();
+      if (std::find(names.begin(), names.end(), control) == names.end()) {
+        std::string known;
+        for (const auto n : names) known += fmt::format("{}{}", known.empty() ? "" : ", ", n);
+        throw usage_error(fmt::format("unknown negative control '{}' ({})", control, known));
+      }
+      opt.broken.emplace_back(control);
+    } else if (arg == "--expect-violation") {
+      const auto text = value();
+      const auto kind = parse_violation_kind(text);
+      if (!kind) throw usage_error(fmt::format("unknown violation kind '{}'", text));
+      opt.expected.push_back(*kind);
     } else if (arg == "--expect-violations") {
-      flag();
-      opt.expect_violations = true;
+      throw usage_error(
+          "--expect-violations was replaced by --expect-violation KIND (the kind that must be "
+          "found; repeatable)");
     } else if (arg == "--min-acquisitions") {
       opt.min_acquisitions = static_cast<std::size_t>(parse_integer(arg, value(), 0, 1LL << 40));
     } else if (arg == "--check") {
@@ -200,6 +245,9 @@ options parse_command_line(int argc, char** argv) {
     }
   } else if (!opt.check_only && opt.out.empty()) {
     throw usage_error("--out DIR is required");
+  }
+  if (!opt.plan.empty() && !opt.scenario.empty()) {
+    throw usage_error("--plan and --scenario exclude each other");
   }
   return opt;
 }
@@ -229,12 +277,15 @@ std::vector<std::string> resource_names(int resources) {
   return names;
 }
 
-// Scans the nodes for keys without TTL once a second while the controller
-// waits, and notices a worker that exits before it was told to.
+// Scans the nodes' lock keys periodically while the controller waits, and
+// notices a worker that exits before it was told to.
 class watcher {
  public:
-  watcher(worker_pool& workers, torture_cluster& cluster)
-      : workers_(workers), cluster_(cluster), next_scan_(steady::now() + scan_interval) {}
+  watcher(worker_pool& workers, torture_cluster& cluster, milliseconds scan_interval)
+      : workers_(workers),
+        cluster_(cluster),
+        scan_interval_(scan_interval),
+        next_scan_(steady::now() + scan_interval) {}
 
   /// Throws std::runtime_error if a worker exits early.
   void wait_until(steady::time_point deadline) {
@@ -245,58 +296,125 @@ class watcher {
       const auto now = steady::now();
       if (now >= next_scan_) {
         cluster_.scan_ttls();
-        next_scan_ = now + scan_interval;
+        next_scan_ = now + scan_interval_;
       }
       if (now >= deadline) return;
     }
   }
 
  private:
-  static constexpr milliseconds scan_interval{1000};
   worker_pool& workers_;
   torture_cluster& cluster_;
+  milliseconds scan_interval_;
   steady::time_point next_scan_;
 };
 
-// The random schedule with K client processes. Returns the resources.
-std::vector<std::string> run_random(const options& opt, std::uint64_t seed) {
-  const bool durable = opt.persistence == "always";
+// What the client processes do and under which faults: the random schedule
+// or a plan.
+struct run_setup {
+  std::vector<fault> faults;  ///< By start time.
+  milliseconds length{0};     ///< Of the fault phase.
+  bool durable = false;
+  milliseconds max_ttl{0};  // The longest TTL the clients use.
+  milliseconds scan_interval{1000};
+  milliseconds settle{0};  ///< Healthy time after the heal (liveness after faults).
+  int clients = 0;
+  int workers_per_client = 0;
+  int resources = 0;
+  std::size_t proxy_sets = 1;  ///< Process k uses set k % proxy_sets.
+  /// A plan's faults stay for the whole fault phase, several on a node.
+  bool standing_faults = false;
+};
+
+run_setup random_setup(const options& opt, std::uint64_t seed) {
+  run_setup setup;
+  setup.durable = opt.persistence == "always";
+  setup.length = std::chrono::seconds(opt.duration_s.value_or(60));
+  setup.clients = opt.clients.value_or(4);
+  setup.workers_per_client = opt.workers_per_client.value_or(8);
+  setup.resources = opt.resources.value_or(3);
+  setup.max_ttl = workload_profile{}.max_ttl;
   schedule_options sched;
   sched.seed = seed;
-  sched.length = std::chrono::seconds(opt.duration_s);
+  sched.length = setup.length;
   sched.nodes = lock_nodes;
   sched.max_faulted = (lock_nodes - 1) / 2;
-  sched.max_ttl = max_ttl;
+  sched.max_ttl = setup.max_ttl;
   sched.drift_factor = drift_factor;
-  sched.durable_nodes = durable;
-  const auto faults = make_schedule(sched);
+  sched.durable_nodes = setup.durable;
+  setup.faults = make_schedule(sched);
+  setup.settle = std::max<milliseconds>(3 * setup.max_ttl, 5s);
+  return setup;
+}
+
+run_setup plan_setup(const options& opt, const plan_info& plan) {
+  run_setup setup;
+  setup.durable = opt.persistence == "always";
+  setup.length = std::chrono::seconds(opt.duration_s.value_or(plan.duration.count()));
+  setup.clients = opt.clients.value_or(plan.clients);
+  setup.workers_per_client = opt.workers_per_client.value_or(plan.workers_per_client);
+  setup.resources = opt.resources.value_or(plan.resources);
+  setup.max_ttl = plan.workload.max_ttl;
+  setup.faults = plan_faults(plan, setup.length);
+  setup.scan_interval = plan.scan_interval;
+  setup.proxy_sets = plan.proxy_sets;
+  setup.standing_faults = true;
+  setup.settle = 1s;
+  return setup;
+}
+
+// Runs the client processes under `setup`'s faults, heals, lets them go on
+// for the settle time, stops them and records what the nodes hold.
+// Returns the resources.
+std::vector<std::string> run_workers(const options& opt, std::uint64_t seed,
+                                     const run_setup& setup) {
   std::map<std::string_view, int> by_kind;
-  for (const auto& f : faults) ++by_kind[name(f.kind)];
+  for (const auto& f : setup.faults) ++by_kind[name(f.kind)];
   std::string kinds;
   for (const auto& [kind, n] : by_kind) kinds += fmt::format(" {}={}", kind, n);
-  fmt::print("schedule: {} faults over {} s, at most {} of {} nodes at once:{}\n", faults.size(),
-             opt.duration_s, max_concurrently_faulted(faults), lock_nodes, kinds);
+  fmt::print("faults: {} over {} ms, at most {} of {} nodes at once:{}\n", setup.faults.size(),
+             setup.length.count(), max_concurrently_faulted(setup.faults), lock_nodes, kinds);
 
   cluster_options copts;
   copts.nodes = lock_nodes;
   copts.durability =
-      durable ? redlock::test::persistence::aof_always : redlock::test::persistence::none;
-  copts.min_downtime = min_downtime(sched);
+      setup.durable ? redlock::test::persistence::aof_always : redlock::test::persistence::none;
+  schedule_options downtime;
+  downtime.max_ttl = setup.max_ttl;
+  copts.min_downtime = min_downtime(downtime);
+  copts.proxy_sets = setup.proxy_sets;
   torture_cluster cluster(copts, opt.out);
-  fmt::print("lock nodes (proxies): {}; store: {}\n", join_ports(cluster.proxy_ports()),
-             cluster.store_port());
+  for (std::size_t set = 0; set < setup.proxy_sets; ++set) {
+    fmt::print("lock nodes (proxy set {}): {}\n", set, join_ports(cluster.proxy_ports(set)));
+  }
+  fmt::print("store: {}\n", cluster.store_port());
 
   worker_pool workers;
-  for (int k = 0; k < opt.clients; ++k) {
-    workers.spawn({"--worker", "--proc", std::to_string(k), "--nodes",
-                   join_ports(cluster.proxy_ports()), "--store",
-                   std::to_string(cluster.store_port()), "--resources",
-                   std::to_string(opt.resources), "--seed", std::to_string(seed + 1 + k), "--out",
-                   opt.out.string()});
+  for (int k = 0; k < setup.clients; ++k) {
+    std::vector<std::string> args = {
+        "--worker",
+        "--proc",
+        std::to_string(k),
+        "--nodes",
+        join_ports(cluster.proxy_ports(static_cast<std::size_t>(k) % setup.proxy_sets)),
+        "--store",
+        std::to_string(cluster.store_port()),
+        "--resources",
+        std::to_string(setup.resources),
+        "--workers-per-client",
+        std::to_string(setup.workers_per_client),
+        "--seed",
+        std::to_string(seed + 1 + static_cast<std::uint64_t>(k)),
+        "--out",
+        opt.out.string()};
+    if (!opt.plan.empty()) args.insert(args.end(), {"--plan", opt.plan});
+    for (const auto& control : opt.broken) args.insert(args.end(), {"--break", control});
+    workers.spawn(args);
   }
-  cluster.log_fault("start", -1, fmt::format("{} clients", opt.clients));
+  cluster.log_fault(
+      "start", -1, fmt::format("{} clients x {} workers", setup.clients, setup.workers_per_client));
   const auto start = steady::now();
-  watcher watch(workers, cluster);
+  watcher watch(workers, cluster, setup.scan_interval);
 
   // Actions in time order: heals of faults that end within the fault phase, and starts.
   struct action {
@@ -305,9 +423,9 @@ std::vector<std::string> run_random(const options& opt, std::uint64_t seed) {
     const fault* f;
   };
   std::vector<action> actions;
-  for (const auto& f : faults) {
+  for (const auto& f : setup.faults) {
     actions.push_back({f.start, false, &f});
-    if (f.end() < sched.length) actions.push_back({f.end(), true, &f});
+    if (f.end() < setup.length) actions.push_back({f.end(), true, &f});
   }
   std::stable_sort(actions.begin(), actions.end(), [](const action& a, const action& b) {
     return a.at != b.at ? a.at < b.at : a.heal > b.heal;
@@ -318,16 +436,15 @@ std::vector<std::string> run_random(const options& opt, std::uint64_t seed) {
     if (a.heal) {
       cluster.end_fault(a.f->node);
     } else {
-      cluster.start_fault(*a.f);
+      cluster.start_fault(*a.f, setup.standing_faults);
     }
   }
-  watch.wait_until(start + sched.length);
+  watch.wait_until(start + setup.length);
   fmt::print("fault phase over after {:.1f} s; healing\n",
              std::chrono::duration<double>(steady::now() - start).count());
   cluster.heal_all();
   // Clients keep going for a while with every node healthy: liveness after heal.
-  const auto settle = std::max<milliseconds>(3 * max_ttl, 5s);
-  watch.wait_until(steady::now() + settle);
+  watch.wait_until(steady::now() + setup.settle);
   const auto problems = workers.stop_all(30s);
   cluster.log_fault("end", -1);
   if (!problems.empty()) {
@@ -336,10 +453,10 @@ std::vector<std::string> run_random(const options& opt, std::uint64_t seed) {
     throw std::runtime_error("client processes failed:" + text);
   }
   // Every key left by the clients expires within a maximum TTL.
-  std::this_thread::sleep_for(max_ttl + 250ms);
+  std::this_thread::sleep_for(setup.max_ttl + 250ms);
   cluster.scan_ttls();
   cluster.scan_leftovers();
-  const auto resources = resource_names(opt.resources);
+  const auto resources = resource_names(setup.resources);
   cluster.record_registers(resources);
   cluster.flush_logs();
   return resources;
@@ -363,35 +480,39 @@ std::vector<std::string> run_one_scenario(const options& opt, const scenario_inf
   return resources;
 }
 
+// Before any client of this process exists: the switches are read by the
+// clients' operations.
+void switch_on_broken(const std::vector<std::string>& controls) {
+  for (const auto& control : controls) break_on_purpose(control);
+}
+
 int run_worker(const options& opt) {
+  switch_on_broken(opt.broken);
   workload_options w;
   w.proc = opt.proc;
+  w.workers = opt.workers_per_client.value_or(8);
   w.node_ports = opt.node_ports;
   w.store_port = opt.store_port;
-  w.resources = opt.resources;
+  w.resources = opt.resources.value_or(3);
   w.seed = *opt.seed;
   w.out_dir = opt.out;
   w.stop_fd = 0;  // stdin: the controller's pipe
-  w.max_ttl = max_ttl;
+  if (!opt.plan.empty()) w.profile = find_plan(opt.plan)->workload;
   return run_workload(w);
 }
 
 int controller(const options& opt) {
   const auto started = steady::now();
   run_description d;
-  d.clients = opt.clients;
-  d.resources = opt.resources;
-  d.duration_s = static_cast<double>(opt.duration_s);
   d.persistence = opt.persistence;
-  d.expect_violations = opt.expect_violations;
+  d.broken = opt.broken;
+  d.expected = opt.expected;
   d.min_acquisitions = opt.min_acquisitions;
   std::filesystem::path dir = opt.out;
 
   if (opt.check_only) {
     dir = *opt.check_only;
     d.mode = "check";  // the run's parameters are in its own output, not known here
-    d.clients = d.resources = 0;
-    d.duration_s = 0;
     d.persistence = "unknown";
   } else {
     d.seed = opt.seed.value_or(std::random_device{}() & 0x7fffffffU);
@@ -401,28 +522,42 @@ int controller(const options& opt) {
       d.mode = "scenario";
       d.scenario = opt.scenario;
       d.clients = 2;
+      d.workers_per_client = 1;
       d.resources = 1;
-      d.duration_s = 0;
       d.persistence =
           scenario.durability == redlock::test::persistence::aof_always ? "always" : "none";
       fmt::print("redlock-torture: scenario {} ({}), out {}\n", scenario.name,
                  scenario.breaks_assumption ? "breaks an assumption" : "keeps the assumptions",
                  dir.string());
-      if (scenario.breaks_assumption != opt.expect_violations) {
-        fmt::print("note: this scenario {}; --expect-violations is {}\n",
+      if (scenario.breaks_assumption == opt.expected.empty()) {
+        fmt::print("note: this scenario {}, and {} violation kind is expected\n",
                    scenario.breaks_assumption ? "breaks an assumption" : "keeps the assumptions",
-                   opt.expect_violations ? "on" : "off");
+                   opt.expected.empty() ? "no" : "a");
       }
       std::fflush(stdout);
+      switch_on_broken(opt.broken);  // the scenario's clients live in this process
       run_one_scenario(opt, scenario);
     } else {
-      d.mode = "random";
+      const plan_info* plan = opt.plan.empty() ? nullptr : find_plan(opt.plan);
+      const auto setup = plan != nullptr ? plan_setup(opt, *plan) : random_setup(opt, d.seed);
+      d.mode = plan != nullptr ? "plan" : "random";
+      d.scenario = opt.plan;
+      d.clients = setup.clients;
+      d.workers_per_client = setup.workers_per_client;
+      d.resources = setup.resources;
+      d.duration_s = std::chrono::duration<double>(setup.length).count();
+      std::string broken;
+      for (const auto& control : opt.broken) broken += " " + control;
       fmt::print(
-          "redlock-torture: seed {} clients {} resources {} duration {} s persistence {}, out {}\n",
-          d.seed, opt.clients, opt.resources, opt.duration_s, opt.persistence, dir.string());
+          "redlock-torture: {}{} seed {} clients {} x {} workers resources {} duration {} s "
+          "persistence {}{}, out {}\n",
+          plan != nullptr ? "plan " : "random schedule", opt.plan, d.seed, setup.clients,
+          setup.workers_per_client, setup.resources, d.duration_s, opt.persistence,
+          broken.empty() ? "" : ", BROKEN ON PURPOSE:" + broken, dir.string());
+      if (plan != nullptr) fmt::print("plan: {}\n", plan->description);
       fmt::print("replay with: --seed {}\n", d.seed);
       std::fflush(stdout);
-      run_random(opt, d.seed);
+      run_workers(opt, d.seed, setup);
     }
   }
   d.out_dir = dir.string();

@@ -3,86 +3,166 @@
 #include "protected_register.hpp"
 #include "recorded_client.hpp"
 
+#include <redlock/blocking_client.hpp>
+
 #include <fmt/format.h>
 
 #include <poll.h>
-#include <unistd.h>
 
+#include <atomic>
 #include <exception>
+#include <mutex>
+#include <optional>
 #include <random>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace redlock::torture {
 namespace {
 
 using namespace std::chrono_literals;
+using std::chrono::milliseconds;
 
 // True once the controller closed the pipe (or it broke).
-bool stop_requested(int fd) {
+bool pipe_closed(int fd) {
   if (fd < 0) return false;
   pollfd pfd{fd, POLLIN, 0};
   return ::poll(&pfd, 1, 0) > 0;
 }
 
-class worker {
- public:
-  explicit worker(const workload_options& options)
-      : options_(options),
-        rng_(options.seed),
-        history_(options.out_dir, options.proc),
-        client_(make_client_config(options.node_ports,
-                                   options.out_dir / fmt::format("client-{}.log", options.proc)),
-                history_),
-        register_(options.store_port) {}
+std::mt19937_64 seeded(std::uint64_t seed, int worker_id) {
+  std::seed_seq seq{seed, static_cast<std::uint64_t>(worker_id)};
+  return std::mt19937_64(seq);
+}
 
-  void run() {
-    while (!stop_requested(options_.stop_fd)) iteration();
-    history_.flush();
+void sleep_until(clock::time_point at) {
+  for (auto now = clock::now(); now < at; now = clock::now()) std::this_thread::sleep_for(at - now);
+}
+
+// What the workers of a process share besides the client.
+class crew {
+ public:
+  explicit crew(int stop_fd) : stop_fd_(stop_fd) {}
+
+  bool stopping() {
+    if (stopping_.load()) return true;
+    if (pipe_closed(stop_fd_)) stopping_ = true;
+    return stopping_.load();
+  }
+
+  // The first failure is the process's; the others stop at once.
+  void fail(std::string what) {
+    {
+      const std::lock_guard guard(mutex_);
+      if (!failure_) failure_ = std::move(what);
+    }
+    stopping_ = true;
+  }
+
+  std::optional<std::string> failure() {
+    const std::lock_guard guard(mutex_);
+    return failure_;
   }
 
  private:
-  std::chrono::milliseconds random_ttl() {
-    std::uniform_int_distribution<long long> pick(options_.min_ttl.count(),
-                                                  options_.max_ttl.count());
-    return std::chrono::milliseconds(pick(rng_));
+  int stop_fd_;
+  std::atomic<bool> stopping_{false};
+  std::mutex mutex_;
+  std::optional<std::string> failure_;
+};
+
+class worker {
+ public:
+  worker(const workload_options& options, int id, blocking_client& client, history_writer& file)
+      : options_(options),
+        profile_(options.profile),
+        rng_(seeded(options.seed, id)),
+        client_(client, worker_history(file, id)),
+        register_(options.store_port) {}
+
+  void run(crew& mates) {
+    while (!mates.stopping()) {
+      iteration();
+      if (profile_.max_pause.count() > 0)
+        std::this_thread::sleep_for(between(0ms, profile_.max_pause));
+    }
+  }
+
+ private:
+  milliseconds between(milliseconds low, milliseconds high) {
+    return milliseconds(std::uniform_int_distribution<long long>(low.count(), high.count())(rng_));
   }
 
   bool chance(double p) { return std::bernoulli_distribution(p)(rng_); }
 
+  milliseconds random_ttl() { return between(profile_.min_ttl, profile_.max_ttl); }
+
+  lock_options acquire_options() {
+    lock_options opts;
+    opts.ttl = random_ttl();
+    opts.request_timeout = profile_.request_timeout;
+    if (chance(profile_.try_once_share)) {
+      opts.retry = retry_policy::try_once();
+    } else {
+      // Retries until the wait deadline, woken by the holder's release: the
+      // hand-over within this client and the wake-ups across clients.
+      opts.retry = retry_policy::fixed(profile_.retry_delay, 0, profile_.retry_jitter);
+      opts.wait_timeout = between(profile_.min_wait, profile_.max_wait);
+    }
+    return opts;
+  }
+
   void iteration() {
     std::uniform_int_distribution<int> pick_res(0, options_.resources - 1);
     const std::string res = fmt::format("r{}", pick_res(rng_));
-    lock_options opts;
-    opts.ttl = random_ttl();
-    opts.retry = retry_policy::fixed(10ms, 3);
     error_code ec;
-    lock held = client_.acquire(res, opts, ec);
+    lock held = client_.acquire(res, acquire_options(), ec);
     if (ec) return;
     critical_section(held);
-    if (chance(0.25)) {
-      lock extended = client_.extend(held, random_ttl(), ec);
-      if (!ec) {
-        held = extended;
-        critical_section(held);
-      }
-    }
-    client_.release(held, ec);
+    if (profile_.hold_to_deadline) sleep_until(held.validity_deadline());
+    client_.release(held, ec);  // lock_lost is only information: it is recorded
   }
 
-  // Read-modify-write of the register, if enough validity is left for it.
-  void critical_section(const lock& held) {
-    std::uniform_int_distribution<int> pick_hold(0, 5);
-    const auto hold = std::chrono::milliseconds(pick_hold(rng_));
-    if (!held.valid() || held.remaining_validity() < hold + options_.validity_margin) return;
-    const auto section = register_.begin(history_, held);
-    if (hold.count() > 0) std::this_thread::sleep_for(hold);  // the work being protected
-    register_.end(history_, section);
+  bool enough_validity(const lock& held, milliseconds work) const {
+    return held.valid() && held.remaining_validity() >= work + profile_.validity_margin;
+  }
+
+  // Read-modify-write of the register, if enough validity is left for it;
+  // some sections extend their lock half-way through.
+  void critical_section(lock& held) {
+    const auto work = between(0ms, profile_.max_hold);
+    if (!enough_validity(held, work)) return;
+    const auto section = register_.begin(client_.history(), held);
+    if (chance(profile_.extend_share)) {
+      const auto first_half = work / 2;
+      std::this_thread::sleep_for(first_half);
+      extend_in_section(held);
+      // The extend took time and may have failed: check again before writing.
+      if (!enough_validity(held, work - first_half)) {
+        register_.abandon(client_.history(), section);
+        return;
+      }
+      std::this_thread::sleep_for(work - first_half);
+    } else if (work.count() > 0) {
+      std::this_thread::sleep_for(work);  // the work being protected
+    }
+    register_.end(client_.history(), section);
+  }
+
+  void extend_in_section(lock& held) {
+    error_code ec;
+    lock extended = client_.extend(held, random_ttl(), ec);
+    if (!ec) {
+      held = std::move(extended);
+    } else if (!extended.empty() && extended.validity_deadline() < held.validity_deadline()) {
+      held = std::move(extended);  // a failed extend may cut the validity short
+    }
   }
 
   const workload_options& options_;
+  const workload_profile& profile_;
   std::mt19937_64 rng_;
-  history_writer history_;
   recorded_client client_;
   protected_register register_;
 };
@@ -91,11 +171,30 @@ class worker {
 
 int run_workload(const workload_options& options) {
   try {
-    worker w(options);
-    w.run();
+    history_writer file(options.out_dir, options.proc);
+    crew mates(options.stop_fd);
+    {
+      blocking_client client(make_client_config(
+          options.node_ports, options.out_dir / fmt::format("client-{}.log", options.proc)));
+      std::vector<std::jthread> threads;
+      for (int id = 0; id < options.workers; ++id) {
+        threads.emplace_back([&options, &client, &file, &mates, id] {
+          try {
+            worker(options, id, client, file).run(mates);
+          } catch (const std::exception& error) {
+            mates.fail(fmt::format("worker {}: {}", id, error.what()));
+          }
+        });
+      }
+    }  // every worker joined, then the client closed
+    file.flush();
+    if (auto failure = mates.failure()) {
+      fmt::print(stderr, "redlock-torture client process {}: {}\n", options.proc, *failure);
+      return 1;
+    }
     return 0;
   } catch (const std::exception& error) {
-    fmt::print(stderr, "redlock-torture worker {}: {}\n", options.proc, error.what());
+    fmt::print(stderr, "redlock-torture client process {}: {}\n", options.proc, error.what());
     return 1;
   }
 }

@@ -1,6 +1,7 @@
-// One client process of a torture run: lock, critical section, sometimes
-// extend, release, over and over on randomly picked resources, recording
-// every step in its history file.
+// One client process of a torture run: one Redlock client shared by several
+// workers (threads), each doing acquire, critical section (sometimes with
+// an extend inside it), release, over and over on randomly picked
+// resources, recording every step in the process's history file.
 #pragma once
 
 #include <chrono>
@@ -10,25 +11,52 @@
 
 namespace redlock::torture {
 
+/// How the workers use their locks. The random schedule uses the defaults;
+/// each targeted plan (plans.hpp) has its own.
+struct workload_profile {
+  std::chrono::milliseconds min_ttl{200};
+  std::chrono::milliseconds max_ttl{2000};
+  /// Per-node request timeout of every operation; 0 keeps the library's (ttl/20).
+  std::chrono::milliseconds request_timeout{0};
+  /// The share of acquires that try once; the others retry (and wait for
+  /// the holder's release) until a random wait deadline.
+  double try_once_share = 0.2;
+  std::chrono::milliseconds retry_delay{10};
+  double retry_jitter = 0.5;  ///< The delay is scaled by [1 - jitter, 1 + jitter].
+  std::chrono::milliseconds min_wait{50};
+  std::chrono::milliseconds max_wait{1000};
+  /// The work of a critical section: 0 .. max_hold.
+  std::chrono::milliseconds max_hold{5};
+  /// The share of critical sections that extend their lock half-way through.
+  double extend_share = 0.25;
+  /// A pause after each iteration, 0 .. max_pause: lets a resource go free
+  /// now and then instead of passing from hand to hand.
+  std::chrono::milliseconds max_pause{0};
+  /// Keep every lock until the end of its reported validity before
+  /// releasing it, so that a validity promised too long shows as an overlap.
+  bool hold_to_deadline = false;
+  /// A critical section starts (and continues after an extend) only with at
+  /// least its remaining work plus this much validity left, as a careful
+  /// client would check.
+  std::chrono::milliseconds validity_margin{100};
+};
+
 struct workload_options {
   int proc = 0;                           ///< Process number: client-<proc>.jsonl.
+  int workers = 8;                        ///< Threads sharing the process's one client.
   std::vector<std::uint16_t> node_ports;  ///< The lock nodes (their proxies).
   std::uint16_t store_port = 0;           ///< The protected registers.
   int resources = 3;                      ///< Resources r0 .. r<resources-1>.
   std::uint64_t seed = 1;
   std::filesystem::path out_dir;
-  /// The loop ends when this descriptor reports end-of-file (the controller
-  /// closes its end of the pipe), checked between iterations.
+  /// The workers stop when this descriptor reports end-of-file (the
+  /// controller closes its end of the pipe), checked between iterations.
   int stop_fd = -1;
-  std::chrono::milliseconds min_ttl{200};
-  std::chrono::milliseconds max_ttl{2000};
-  /// A critical section starts only with at least its hold time plus this
-  /// much validity left, as a careful client would check.
-  std::chrono::milliseconds validity_margin{100};
+  workload_profile profile;
 };
 
-/// Runs the loop; returns the process exit status (0, or 1 after a store
-/// failure, which is reported on stderr).
+/// Runs the workers until told to stop; returns the process exit status (0,
+/// or 1 after a store failure or any other error, reported on stderr).
 int run_workload(const workload_options& options);
 
 }  // namespace redlock::torture

@@ -1,0 +1,138 @@
+#include "plans.hpp"
+
+namespace redlock::torture {
+namespace {
+
+using namespace std::chrono_literals;
+
+fault standing(fault_kind kind, std::size_t node) {
+  fault f;
+  f.kind = kind;
+  f.node = node;
+  return f;
+}
+
+// drop_drift: a lock valid until start + ttl, no drift allowance. Three
+// nodes (a majority) expire keys 0.7% early, within the default allowance
+// of 1% + 2 ms, and every holder keeps its lock to the very end of the
+// validity it was told while others poll for it: a correct client's
+// validity ends before those keys expire; the broken one's ends after, and
+// a poller gets the majority in between.
+plan_info fast_clock_hold() {
+  plan_info plan;
+  plan.name = "fast-clock-hold";
+  plan.description =
+      "nodes 0-2 expire keys 0.7% early (within the drift allowance); holders keep their lock "
+      "to the end of its validity while others poll for it";
+  plan.clients = 3;
+  plan.resources = 2;
+  plan.duration = 20s;
+  auto& w = plan.workload;
+  w.min_ttl = 1500ms;
+  w.max_ttl = 2500ms;
+  w.try_once_share = 0;
+  w.retry_delay = 20ms;
+  w.min_wait = 1000ms;
+  w.max_wait = 3000ms;
+  w.extend_share = 0;
+  w.hold_to_deadline = true;
+  for (std::size_t n = 0; n < 3; ++n) {
+    auto f = standing(fault_kind::fast_clock, n);
+    f.ttl_factor = 0.993;
+    plan.faults.push_back(f);
+  }
+  return plan;
+}
+
+// count_late_votes: process 0 (proxy set 0) gets the replies of nodes 2, 3
+// and 4, a majority, 48-56 ms late: after its 15 ms request timeout, while
+// the same acquire's next attempt (27-33 ms later) is under way. Process 1
+// (proxy set 1) sees no fault. When process 0's attempt finds the resource
+// free it fails on the timeout, is undone, and process 1, refused meanwhile
+// and polling at the same pace, takes the lock in the gap before process
+// 0's next attempt. A correct client ignores the late grants of the undone
+// attempt; the broken one counts them and claims the lock process 1 holds.
+// One worker per process: with more, the process's own acquires fill the
+// gap (measured: 2 workers catch the bug a third as often, 8 hardly ever).
+plan_info late_replies() {
+  plan_info plan;
+  plan.name = "late-replies";
+  plan.description =
+      "process 0 gets the replies of nodes 2-4 after its request timeout, during its next "
+      "attempt; process 1 sees no fault and takes the lock in between";
+  plan.clients = 2;
+  plan.workers_per_client = 1;
+  plan.resources = 1;
+  plan.duration = 20s;
+  plan.proxy_sets = 2;
+  auto& w = plan.workload;
+  w.min_ttl = 300ms;
+  w.max_ttl = 800ms;
+  w.request_timeout = 15ms;
+  w.try_once_share = 0;
+  w.retry_delay = 30ms;
+  w.retry_jitter = 0.1;
+  w.min_wait = 100ms;
+  w.max_wait = 500ms;
+  w.max_hold = 50ms;
+  w.max_pause = 20ms;
+  w.validity_margin = 50ms;
+  for (std::size_t n = 2; n < 5; ++n) {
+    auto f = standing(fault_kind::reply_delay, n);
+    f.delay = 48ms;
+    f.jitter = 8ms;
+    f.proxy_set = 0;
+    plan.faults.push_back(f);
+  }
+  return plan;
+}
+
+// skip_undo and settle_twice: no fault at all, many workers of every
+// process racing for two resources, so attempts often split the votes and
+// fail. Long TTLs keep an undone vote visible to the scans (every 250 ms)
+// for well over orphan_grace; a correct client removes it within
+// milliseconds. An attempt both granted and undone lets the next waiter in
+// while its holder works.
+plan_info contention() {
+  plan_info plan;
+  plan.name = "contention";
+  plan.description =
+      "no faults; every process's workers race for two resources with long TTLs, the nodes "
+      "scanned every 250 ms";
+  plan.clients = 4;
+  plan.resources = 2;
+  plan.duration = 15s;
+  auto& w = plan.workload;
+  w.min_ttl = 2000ms;
+  w.max_ttl = 3000ms;
+  w.max_hold = 10ms;
+  w.min_wait = 100ms;
+  w.max_wait = 1000ms;
+  plan.scan_interval = 250ms;
+  return plan;
+}
+
+}  // namespace
+
+const std::vector<plan_info>& all_plans() {
+  static const std::vector<plan_info> plans = {fast_clock_hold(), late_replies(), contention()};
+  return plans;
+}
+
+const plan_info* find_plan(std::string_view name) {
+  for (const auto& p : all_plans()) {
+    if (p.name == name) return &p;
+  }
+  return nullptr;
+}
+
+std::vector<fault> plan_faults(const plan_info& plan, std::chrono::milliseconds length) {
+  auto faults = plan.faults;
+  for (auto& f : faults) {
+    f.start = 0ms;
+    f.duration = length;
+  }
+  return faults;
+}
+
+}  // namespace redlock::torture
