@@ -45,6 +45,10 @@ class client {
   /// Closes the connections; pending and later operations complete with
   /// boost::asio::error::operation_aborted, and once they have, the client
   /// leaves no work on the executor (io_context::run() can return).
+  /// Commands already queued on a live connection (the deletes of a release
+  /// that has just started) are still written out first, for at most
+  /// connect_timeout; those waiting for a node to reconnect are dropped, and
+  /// their keys expire with their TTL.
   void close();
   const client_config& config() const noexcept;
   /// floor(N/2)+1 of the configured N.
@@ -113,10 +117,12 @@ class client {
   /// - errc::lock_lost: a majority no longer held our token: the lock had
   ///   lapsed (expired, or taken after expiring) before the release, so the
   ///   critical section may have run without it;
-  /// - errc::quorum_unreachable: too few nodes answered to know;
+  /// - errc::quorum_unreachable: too few nodes answered to know (a delete
+  ///   sent again after a reconnect that finds no key counts as no answer:
+  ///   its first copy may have deleted it);
   /// - errc::not_a_lock: `held` is empty;
   /// - boost::asio::error::operation_aborted: cancelled or the client closed
-  ///   (the deletes already queued still run).
+  ///   (the deletes already queued still run; see close()).
   /// Releasing the same acquisition again succeeds at once with removed = 0
   /// and sends nothing (nobody is woken twice).
   ///
@@ -144,12 +150,16 @@ class client {
   /// Error codes:
   /// - success: the validity deadline of every copy becomes the later of
   ///   the old one and (start of the extend + ttl - drift);
-  /// - errc::lock_lost: too many nodes no longer hold our token; the
-  ///   validity of every copy ends now (release it to clean up the rest);
-  /// - errc::quorum_unreachable, errc::lock_expired (the quorum came after
-  ///   the old validity ended, or it had ended before the call, in which
-  ///   case no node is touched): the old validity still stands, because no
+  /// - errc::lock_lost: more than N - quorum nodes answered that they no
+  ///   longer hold our token, so no majority can; the validity of every
+  ///   copy ends now (release it to clean up the rest);
+  /// - errc::quorum_unreachable: too few nodes confirmed, including a mix
+  ///   of "not ours" from some and no answer from others (the silent ones
+  ///   may still hold the key): the old validity still stands, because no
   ///   key was shortened;
+  /// - errc::lock_expired: the old validity ended before the round was
+  ///   decided (no node is touched if it had ended before the call); the
+  ///   handle is no longer valid() anyway;
   /// - errc::lock_released: the lock had been released;
   /// - errc::not_a_lock: `held` is empty; an invalid-argument errc for a
   ///   bad `ttl`;

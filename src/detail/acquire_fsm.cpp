@@ -24,6 +24,7 @@ acquire_fsm::action acquire_fsm::start_attempt(clock::time_point now) {
   ++attempt_;
   round_.start(now);
   phase_ = phase::attempting;
+  attempt_after_wake_ = unspent_wake_;
   release_seen_ = release_seen_here_ = false;
   action next;
   next.what = action::kind::send_attempt;
@@ -54,6 +55,8 @@ acquire_fsm::action acquire_fsm::on_timer(std::uint64_t timer_id, clock::time_po
 
 acquire_fsm::action acquire_fsm::decided(quorum_fsm::state state, clock::time_point now) {
   if (state == quorum_fsm::state::pending) return {};
+  // The nodes answered an attempt made after the wake-up: it was used.
+  if (attempt_after_wake_ && !cancelled_) unspent_wake_ = attempt_after_wake_ = false;
   if (state == quorum_fsm::state::reached) return complete({});
 
   // Undo the attempt wherever our SET may have landed: granted, or the
@@ -109,6 +112,10 @@ acquire_fsm::action acquire_fsm::pause_until(clock::time_point at, bool wait_for
 }
 
 acquire_fsm::action acquire_fsm::on_release_seen(bool here, clock::time_point now) {
+  if (phase_ != phase::done && phase_ != phase::idle) {
+    unspent_wake_here_ = here || (unspent_wake_ && unspent_wake_here_);
+    unspent_wake_ = true;
+  }
   switch (phase_) {
     case phase::attempting:
     case phase::undoing:
@@ -150,6 +157,8 @@ acquire_fsm::action acquire_fsm::complete(error_code error) {
   action next;
   next.what = action::kind::complete;
   next.error = error;
+  next.pass_on_wake = error && unspent_wake_;
+  next.wake_here = unspent_wake_here_;
   return next;
 }
 

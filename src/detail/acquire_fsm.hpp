@@ -55,6 +55,10 @@ class acquire_fsm {
     bool wait_for_release = false;
     undo_plan undo;
     error_code error{};
+    /// With complete: a release wake-up came and no attempt made after it
+    /// was decided, so the next waiter must get it. `here` as it came.
+    bool pass_on_wake = false;
+    bool wake_here = false;
   };
 
   /// `random` returns numbers in [0, 1) for retry and wake-up jitter.
@@ -97,6 +101,11 @@ class acquire_fsm {
   bool cancelled_ = false;
   bool release_seen_ = false;       ///< During the current attempt or undo.
   bool release_seen_here_ = false;  ///< ... by this client itself.
+  /// A wake-up not yet spent: no attempt started after it has been decided
+  /// by the nodes. Passed on if we give up holding it.
+  bool unspent_wake_ = false;
+  bool unspent_wake_here_ = false;
+  bool attempt_after_wake_ = false;
 };
 
 }  // namespace redlock::detail

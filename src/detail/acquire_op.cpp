@@ -15,6 +15,8 @@ acquire_rules rules_of(const lock_options& options, double drift_factor) {
   rules.round.drift_factor = drift_factor;
   rules.round.min_validity = options.min_validity;
   rules.round.refusal_error = errc::not_acquired;
+  // Held elsewhere on some nodes, the rest down: still worth waiting for a release.
+  rules.round.mixed_error = errc::not_acquired;
   rules.request_timeout = effective_request_timeout(options);
   rules.retry = options.retry;
   rules.wait_timeout = options.wait_timeout;
@@ -78,7 +80,14 @@ void acquire_op::execute(acquire_fsm::action next) {
       }
       return;
     case kind::complete:
-      return finish(next.error);
+      finish(next.error);
+      // We leave the line holding a release nobody else heard of (our own,
+      // or one announced once): the next waiter gets it.
+      if (next.pass_on_wake) {
+        nodes_->wakeups().pass_on(key_, next.wake_here ? wakeup_hub::wake_reason::released_here
+                                                       : wakeup_hub::wake_reason::announced);
+      }
+      return;
   }
 }
 

@@ -151,7 +151,8 @@ void connection::become_ready() {
       expired.push_back(std::move(command.done));
       continue;
     }
-    enqueue_write(command.command, std::move(command.done), command.retry_until);
+    enqueue_write(command.command, std::move(command.done), command.retry_until,
+                  command.repeated);
   }
   // Only once everything still due is queued: these callbacks may send.
   for (auto& done : expired) done(errc::node_timeout, reply{});
@@ -196,7 +197,7 @@ void connection::send(std::string_view command, callback done, clock::time_point
 }
 
 void connection::enqueue_write(std::string_view command, callback done,
-                               clock::time_point retry_until) {
+                               clock::time_point retry_until, bool repeated) {
   if (awaiting_reply_.empty()) {
     last_progress_ = clock::now();
     if (!stall_timer_armed_) watch_for_stall();
@@ -204,7 +205,7 @@ void connection::enqueue_write(std::string_view command, callback done,
   pending_output_.append(command);
   awaiting_reply_.push_back(
       {std::move(done), retry_until == clock::time_point{} ? std::string() : std::string(command),
-       retry_until});
+       retry_until, repeated});
   if (!write_in_flight_ && corked_ == 0) write();
 }
 
@@ -241,6 +242,11 @@ void connection::write() {
       [this, self = shared_from_this(), generation](error_code ec, std::size_t) {
         if (generation != generation_) return;
         write_in_flight_ = false;
+        if (state_ == state::closed) {
+          // Flushing after shutdown(): close once everything is written.
+          if (ec || pending_output_.empty()) return drop_socket();
+          return write();
+        }
         if (ec) return fail(ec);
         if (!pending_output_.empty() && corked_ == 0) write();
       });
@@ -251,7 +257,8 @@ void connection::read() {
   socket_.async_read_some(
       boost::asio::buffer(read_buffer_),
       [this, self = shared_from_this(), generation](error_code ec, std::size_t n) {
-        if (generation != generation_) return;
+        // Closed but still flushing: the replies are nobody's.
+        if (generation != generation_ || state_ == state::closed) return;
         if (ec) return fail(ec);
         on_read(n);
       });
@@ -291,14 +298,16 @@ void connection::on_read(std::size_t bytes) {
       }
       push_handler_(std::string_view(pushed.element[0]->str, pushed.element[0]->len),
                     std::string_view(pushed.element[1]->str, pushed.element[1]->len), payload);
-      if (generation != generation_) return;
+      if (generation != generation_ || state_ == state::closed) return;
       continue;
     }
     auto done = std::move(awaiting_reply_.front().done);
+    auto answer = view_of(*static_cast<const redisReply*>(raw));
+    answer.repeated = awaiting_reply_.front().repeated;
     awaiting_reply_.pop_front();
-    done(error_code{}, view_of(*static_cast<const redisReply*>(raw)));
+    done(error_code{}, answer);
     // The callback may have shut the connection down.
-    if (generation != generation_) return;
+    if (generation != generation_ || state_ == state::closed) return;
   }
   read();
 }
@@ -327,9 +336,22 @@ void connection::fail(error_code ec) {
 
 void connection::shutdown() {
   if (state_ == state::closed) return;
+  const bool flush = state_ == state::ready && (write_in_flight_ || !pending_output_.empty());
   state_ = state::closed;
-  drop_socket();
   reconnect_timer_.cancel();
+  if (flush) {
+    // Commands already queued (a release's deletes) still go out; nobody
+    // waits for their replies. Bounded, in case the node stopped reading.
+    connect_timer_.expires_after(settings_.connect_timeout);
+    connect_timer_.async_wait([this, self = shared_from_this(), generation = generation_](
+                                  error_code ec) {
+      if (!ec && generation == generation_) drop_socket();
+    });
+    corked_ = 0;
+    if (!write_in_flight_) write();
+  } else {
+    drop_socket();
+  }
   fail_pending(errc::connection_closed);
 }
 
@@ -360,7 +382,8 @@ void connection::fail_pending(error_code ec) {
   std::deque<waiting_command> again;
   for (auto& command : awaiting) {
     if (reconnecting && !command.resend.empty() && now < command.retry_until) {
-      again.push_back({std::move(command.resend), std::move(command.done), command.retry_until});
+      again.push_back(
+          {std::move(command.resend), std::move(command.done), command.retry_until, true});
     } else {
       command.done(ec, reply{});
     }

@@ -58,10 +58,13 @@ class connection : public std::enable_shared_from_this<connection> {
   /// `retry_until` set: the command is idempotent and must reach the node
   /// while that time has not passed. If the connection fails before its
   /// reply (or is down when it is sent), it is sent again, in order, first
-  /// thing on the next connection; past `retry_until` it fails with
+  /// thing on the next connection (its reply then says `repeated` if the
+  /// first copy had been written); past `retry_until` it fails with
   /// errc::node_timeout. Left unset, a down node fails it at once.
   void send(std::string_view command, callback done, clock::time_point retry_until = {});
   /// Closes for good; everything pending fails with errc::connection_closed.
+  /// Commands already queued on a ready connection are still written out
+  /// (for at most connect_timeout) before the socket closes.
   void shutdown();
   /// While corked, commands queue without being written; uncork() writes
   /// everything queued in one write. Nests.
@@ -87,18 +90,21 @@ class connection : public std::enable_shared_from_this<connection> {
     std::string command;
     callback done;
     clock::time_point retry_until{};
+    bool repeated = false;  ///< Was written on a connection that failed.
   };
   struct awaited_command {
     callback done;
     std::string resend;  ///< Empty unless it is to be retried on the next connection.
     clock::time_point retry_until{};
+    bool repeated = false;
   };
 
   void connect();
   void on_connected();
   void on_handshake_reply(error_code ec, const reply& r, bool last);
   void become_ready();
-  void enqueue_write(std::string_view command, callback done, clock::time_point retry_until = {});
+  void enqueue_write(std::string_view command, callback done, clock::time_point retry_until = {},
+                     bool repeated = false);
   void write();
   void read();
   void on_read(std::size_t bytes);

@@ -15,6 +15,9 @@ round_rules extend_rules(milliseconds ttl, double drift_factor, clock::time_poin
   // The extension must be confirmed while the lock is still ours.
   rules.hard_deadline = old_deadline;
   rules.refusal_error = errc::lock_lost;
+  // Not ours on some nodes, no answer from others: a majority may still
+  // hold it until the old deadline, so the handle keeps that validity.
+  rules.mixed_error = errc::quorum_unreachable;
   return rules;
 }
 
@@ -25,8 +28,6 @@ extend_op::extend_op(std::shared_ptr<node_set> nodes, redlock::lock held, millis
     : operation(std::move(nodes), std::move(done)),
       held_(std::move(held)),
       ttl_(ttl),
-      round_(nodes_->size(),
-             extend_rules(ttl, nodes_->config().drift_factor, held_.validity_deadline())),
       timer_(nodes_->strand()) {}
 
 void extend_op::run() {
@@ -39,21 +40,25 @@ void extend_op::run() {
     return finish(invalid);
   }
   const auto start = clock::now();
-  if (start >= state->deadline()) return finish(errc::lock_expired);
+  // Read now, not when the operation was made: an extend that ran in
+  // between may have moved it.
+  const auto deadline = state->deadline();
+  if (start >= deadline) return finish(errc::lock_expired);
 
-  round_.start(start);
+  round_.emplace(nodes_->size(), extend_rules(ttl_, nodes_->config().drift_factor, deadline));
+  round_->start(start);
   auto self = shared_from_this();
   const auto command = extend_command(nodes_->key_for(state->resource), state->token, ttl_);
   for (std::size_t i = 0; i < nodes_->size(); ++i) {
     nodes_->node(i).send(command, [self, i](error_code ec, const reply& r) {
       if (self->completed()) return;
-      self->decided(self->round_.on_vote(i, extend_vote(ec, r), clock::now()));
+      self->decided(self->round_->on_vote(i, extend_vote(ec, r), clock::now()));
     });
   }
-  timer_.expires_at(std::min(start + effective_request_timeout(options), state->deadline()));
+  timer_.expires_at(std::min(start + effective_request_timeout(options), deadline));
   timer_.async_wait([self](error_code ec) {
     if (ec || self->completed()) return;
-    self->decided(self->round_.on_timeout(clock::now()));
+    self->decided(self->round_->on_timeout(clock::now()));
   });
 }
 
@@ -61,14 +66,14 @@ void extend_op::decided(quorum_fsm::state state) {
   if (state == quorum_fsm::state::pending) return;
   const auto& lock = lock_access::state(held_);
   if (state == quorum_fsm::state::reached) {
-    lock->extended(ttl_, round_.validity_deadline());
+    lock->extended(ttl_, round_->validity_deadline());
     return finish({});
   }
   // A majority no longer holds our token: nothing may trust the lock now.
-  if (round_.error() == errc::lock_lost) lock->lost(clock::now());
+  if (round_->error() == errc::lock_lost) lock->lost(clock::now());
   // Any other failure changed no expiry downwards (the script never
   // shortens), so the validity the handle had still holds.
-  finish(round_.error());
+  finish(round_->error());
 }
 
 void extend_op::cancel() { finish(boost::asio::error::operation_aborted); }
@@ -80,8 +85,8 @@ void extend_op::finish(error_code ec) {
   timer_.cancel();
   const auto& state = lock_access::state(held_);
   // Same acquisition, this round's node outcomes (none if it never started).
-  const bool ran = round_.nodes() > 0 && round_.current() != quorum_fsm::state::pending;
-  complete(ec, state ? lock_access::make(state, ran ? round_.outcomes() : held_.nodes())
+  const bool ran = round_ && round_->current() != quorum_fsm::state::pending;
+  complete(ec, state ? lock_access::make(state, ran ? round_->outcomes() : held_.nodes())
                      : lock_access::failed({}));
 }
 

@@ -6,6 +6,8 @@
 #include "detail/operation.hpp"
 #include "detail/quorum_fsm.hpp"
 
+#include <optional>
+
 namespace redlock::detail {
 
 class extend_op final : public operation<extend_op, error_code, redlock::lock> {
@@ -22,7 +24,7 @@ class extend_op final : public operation<extend_op, error_code, redlock::lock> {
 
   redlock::lock held_;
   milliseconds ttl_;
-  quorum_fsm round_;
+  std::optional<quorum_fsm> round_;  ///< Made when the round starts.
   timer timer_;
 };
 

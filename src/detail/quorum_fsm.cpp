@@ -109,7 +109,7 @@ quorum_fsm::state quorum_fsm::decide(clock::time_point now) {
   }
   // Fail as soon as the nodes that have not said no can no longer make a majority.
   if (refused_ + failed_ > nodes() - quorum()) {
-    error_ = failure_cause();
+    error_ = now >= rules_.hard_deadline ? make_error_code(errc::lock_expired) : failure_cause();
     state_ = state::failed;
   }
   return state_;
@@ -125,7 +125,8 @@ error_code quorum_fsm::failure_cause() const {
     // Wrong credentials are a configuration error worth naming as such.
     return all_auth ? auth : make_error_code(errc::quorum_unreachable);
   }
-  return make_error_code(rules_.refusal_error);
+  if (refused_ > nodes() - quorum()) return make_error_code(rules_.refusal_error);
+  return make_error_code(rules_.mixed_error);
 }
 
 }  // namespace redlock::detail

@@ -28,12 +28,16 @@ struct round_rules {
   /// Validity that must be left when the quorum is reached; success always
   /// needs more than zero.
   clock::duration min_validity{};
-  /// The result of a quorum reached at or after this instant is thrown away
-  /// (an extend must finish while the old validity lasts); max() = none.
+  /// A round decided at or after this instant fails with lock_expired,
+  /// whatever the votes (an extend must finish while the old validity
+  /// lasts); max() = none.
   clock::time_point hard_deadline = clock::time_point::max();
-  /// Reported when nodes refusing (key held by someone else, or not ours
-  /// any more) make the quorum impossible.
+  /// Reported when refusals (key held by someone else, or not ours any
+  /// more) alone make the quorum impossible.
   errc refusal_error = errc::not_acquired;
+  /// Reported when refusals and failures together make it impossible and
+  /// neither would have alone.
+  errc mixed_error = errc::not_acquired;
 };
 
 class quorum_fsm {

@@ -50,7 +50,9 @@ void release_op::run() {
 void release_op::on_reply(error_code ec, const reply& r) {
   --outstanding_;
   if (completed()) return;
-  if (!ec && r.type == reply::kind::integer) {
+  // A 0 from a delete sent again after a reconnect is no evidence: the
+  // first copy may have deleted our key. It counts as no answer.
+  if (!ec && r.type == reply::kind::integer && !(r.repeated && r.integer == 0)) {
     ++answered_;
     if (r.integer == 1) ++removed_;
   }

@@ -15,6 +15,9 @@ struct reply {
   kind type = kind::nil;
   long long integer = 0;
   std::string_view text;
+  /// The command was sent again after its connection failed, so it may
+  /// already have run once: the answer is to the second run.
+  bool repeated = false;
 
   bool is_ok() const noexcept { return type == kind::status && text == "OK"; }
   bool is_error() const noexcept { return type == kind::error; }

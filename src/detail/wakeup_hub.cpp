@@ -60,6 +60,10 @@ void wakeup_hub::released_here(const std::string& key) {
   on_message(release_channel(key), wake_reason::released_here);
 }
 
+void wakeup_hub::pass_on(const std::string& key, wake_reason why) {
+  if (!waiters_.empty()) on_message(release_channel(key), why);
+}
+
 bool wakeup_hub::released_here_since(std::string_view key, std::uint64_t since) const noexcept {
   const auto hash = std::hash<std::string_view>{}(key);
   for (const auto& r : recent_) {

@@ -53,6 +53,9 @@ class wakeup_hub {
   /// the hand-over. Only the last few releases are remembered; older ones
   /// answer false (the retry delay still bounds the wait).
   bool released_here_since(std::string_view key, std::uint64_t since) const noexcept;
+  /// A woken waiter gives up without having used its wake-up: the next
+  /// waiter of `key`, if any, is woken for the same reason.
+  void pass_on(const std::string& key, wake_reason why);
   /// A place in line, kept by a waiter across its attempts.
   std::uint64_t take_ticket() noexcept { return next_ticket_++; }
   /// Forgets a waiter; the last waiter of a key unsubscribes.

@@ -290,6 +290,163 @@ TEST_CASE("cancelling an attempt in flight undoes its partial votes before compl
   CHECK(e.key_nowhere(key));  // the SETs that landed late were undone behind them
 }
 
+// Review finding: an extend answered "not ours" by one node and not at all
+// by two reported lock_lost and ended the handle's validity, although the
+// two silent nodes and the two that agreed still held the key.
+TEST_CASE("an extend refused by a minority and unanswered elsewhere keeps the old validity",
+          "[integration]") {
+  env e;
+  redlock::client locks(e.io.get_executor(), e.config);
+  warm_up(e.io, locks);
+  const auto key = e.key("mixed");
+  auto got = acquire(e.io, locks, "mixed", once(10s));
+  REQUIRE_FALSE(got.ec);
+  REQUIRE(e.key_everywhere(key, got.held.token()));
+  const auto deadline = got.held.validity_deadline();
+  REQUIRE(e.admin[0]->command({"DEL", key}).integer == 1);  // not ours there any more
+  for (std::size_t i : {1, 2}) e.nodes.node(i).pause();
+  const auto extended = extend(e.io, locks, got.held, 10s);
+  for (std::size_t i : {1, 2}) e.nodes.node(i).resume();
+  CHECK(extended.ec == errc::quorum_unreachable);
+  CHECK(count_nodes(extended.held, status::held_elsewhere) == 1);
+  CHECK(count_nodes(extended.held, status::acquired) == 2);
+  CHECK(got.held.valid());
+  CHECK(got.held.validity_deadline() == deadline);
+  CHECK(e.release_everywhere(locks, got.held).removed >= 3);
+}
+
+// Review finding: the request timer of an extend is cut short by the old
+// validity; when it fired there the extend said quorum_unreachable, though
+// what ended it was the lock's own expiry.
+TEST_CASE("an extend whose old validity ends before a quorum answers fails with lock_expired",
+          "[integration]") {
+  env e;
+  redlock::client locks(e.io.get_executor(), e.config);
+  warm_up(e.io, locks);
+  auto got = acquire(e.io, locks, "expiring", once(300ms));
+  REQUIRE_FALSE(got.ec);
+  for (std::size_t i : {0, 1, 2}) e.nodes.node(i).pause();
+  // Its request timeout is 500 ms (10 s / 20, capped); the validity ends
+  // well before that.
+  const auto extended = extend(e.io, locks, got.held, 10s);
+  for (std::size_t i : {0, 1, 2}) e.nodes.node(i).resume();
+  CHECK(extended.ec == errc::lock_expired);
+  CHECK_FALSE(got.held.valid());
+}
+
+// Review finding: a delete sent again after its connection dropped answers 0
+// when its first copy had already deleted the key; release counted that as
+// "not ours" and reported lock_lost (and ended the handle) for a lock it had
+// in fact released.
+TEST_CASE("a delete repeated after a reconnect is no evidence that the lock was lost",
+          "[integration]") {
+  env e;
+  auto proxies = proxy_nodes(e, {0, 1, 2});
+  redlock::client locks(e.io.get_executor(), e.config);
+  warm_up(e.io, locks);
+  const auto key = e.key("repeated");
+  auto got = acquire(e.io, locks, "repeated", once(30s));
+  REQUIRE_FALSE(got.ec);
+  REQUIRE(e.key_everywhere(key, got.held.token()));
+  for (auto& p : proxies) p->hold_replies(true);
+
+  auto released = std::make_shared<std::optional<unlock_result>>();
+  locks.async_release(got.held, [released](error_code ec, std::size_t removed) {
+    released->emplace(unlock_result{ec, removed});
+  });
+  // The deletes ran on the proxied nodes; their answers (1) are held.
+  for (std::size_t i : {0, 1, 2}) {
+    INFO("node " << i);
+    REQUIRE(poll_until(e.io, [&] { return !e.admin[i]->exists(key); }));
+  }
+  // Lost with their connections: the deletes go again and now answer 0.
+  for (auto& p : proxies) {
+    p->reset_connections();
+    p->hold_replies(false);
+  }
+  run_until(e.io, [&] { return released->has_value(); });
+  CHECK((*released)->ec != errc::lock_lost);
+  CHECK((*released)->removed == 2);
+  CHECK(e.key_nowhere(key));
+}
+
+// Review finding: close() dropped the deletes still queued behind a write in
+// flight, although the release's documentation promised they still ran; the
+// lock then stayed for its whole TTL.
+TEST_CASE("close() right after a release still sends the queued deletes", "[integration]") {
+  env e;
+  redlock::client locks(e.io.get_executor(), e.config);
+  warm_up(e.io, locks);
+  const auto key = e.key("closing");
+  auto got = acquire(e.io, locks, "closing", once(30s));
+  REQUIRE_FALSE(got.ec);
+  REQUIRE(e.key_everywhere(key, got.held.token()));
+
+  // On the strand in this order: the acquire writes its SETs (each write
+  // completes only in a later handler), the release's deletes queue behind
+  // them, and close() runs while they wait.
+  auto other = std::make_shared<std::optional<lock_result>>();
+  auto released = std::make_shared<std::optional<unlock_result>>();
+  locks.async_acquire("closing-other", once(1s), [other](error_code ec, redlock::lock l) {
+    other->emplace(lock_result{ec, std::move(l)});
+  });
+  locks.async_release(got.held, [released](error_code ec, std::size_t removed) {
+    released->emplace(unlock_result{ec, removed});
+  });
+  locks.close();
+  run_until(e.io, [&] { return released->has_value() && other->has_value(); });
+  CHECK((*released)->ec == boost::asio::error::operation_aborted);
+  CHECK((*other)->ec == boost::asio::error::operation_aborted);
+  // Everything runs out: close() leaves no work behind.
+  e.io.run();
+  CHECK(e.key_nowhere(key));
+}
+
+// Review finding: a waiter woken by a release that then gave up without
+// using it kept the wake-up; the next waiter slept until its retry delay
+// although the resource was free.
+TEST_CASE("a woken waiter that gives up passes the wake-up on to the next waiter",
+          "[integration]") {
+  env e;
+  redlock::client locks(e.io.get_executor(), e.config);
+  warm_up(e.io, locks);
+  const auto key = e.key("passed");
+  auto held = acquire(e.io, locks, "passed", once());
+  REQUIRE_FALSE(held.ec);
+  std::vector<long long> sets_before;
+  for (std::size_t i = 0; i < 5; ++i) sets_before.push_back(command_calls(*e.admin[i], "set"));
+
+  std::stop_source give_up;
+  auto first_options = waiting(10s);
+  first_options.stop = give_up.get_token();
+  auto first = std::make_shared<std::optional<lock_result>>();
+  auto second = std::make_shared<std::optional<lock_result>>();
+  locks.async_acquire("passed", first_options, [first](error_code ec, redlock::lock l) {
+    first->emplace(lock_result{ec, std::move(l)});
+  });
+  REQUIRE(e.someone_waits_for(key));  // the first waits, first in line
+  locks.async_acquire("passed", waiting(10s), [second](error_code ec, redlock::lock l) {
+    second->emplace(lock_result{ec, std::move(l)});
+  });
+  for (std::size_t i = 0; i < 5; ++i) {
+    INFO("node " << i);
+    REQUIRE(poll_until(
+        e.io, [&] { return command_calls(*e.admin[i], "set") >= sets_before[i] + 2; }));
+  }
+
+  // The release wakes the first waiter, whose attempt goes out behind the
+  // deletes; it is cancelled in the very next handler, before any answer.
+  const auto start = steady::now();
+  locks.async_release(held.held, [](error_code, std::size_t) {});
+  give_up.request_stop();
+  run_until(e.io, [&] { return first->has_value() && second->has_value(); }, 5s);
+  CHECK((*first)->ec == boost::asio::error::operation_aborted);
+  REQUIRE_FALSE((*second)->ec);
+  CHECK(steady::now() - start < 5s);  // far from the 10 s retry delay
+  CHECK(e.key_everywhere(key, (*second)->held.token()));
+  CHECK(e.release_everywhere(locks, (*second)->held).removed >= 3);
+}
+
 TEST_CASE("blocking_client::try_acquire returns no lock when it is held elsewhere",
           "[integration]") {
   env e;

@@ -250,3 +250,62 @@ TEST_CASE("acquire_fsm: failing nodes sink the round; the undo covers them", "[u
   const auto done = fsm.on_undone(t0 + 3ms);
   CHECK(done.error == errc::quorum_unreachable);
 }
+
+// Review finding: a waiter woken by a release that then gave up (cancelled,
+// or out of attempts) kept the wake-up to itself; the next waiter slept
+// until its retry delay although the resource was free.
+TEST_CASE("acquire_fsm: a wake-up not used by an attempt is passed on when giving up",
+          "[unit][acquire_fsm]") {
+  acquire_fsm fsm(1, rules(), &half);
+  fsm.start(t0);
+  REQUIRE(fsm.on_vote(1, 0, refused, t0 + 1ms).what == kind::pause);
+
+  SECTION("cancelled in the jitter pause after another client's release") {
+    REQUIRE(fsm.on_release_seen(false, t0 + 10ms).what == kind::pause);
+    const auto done = fsm.on_cancel(t0 + 10ms);
+    REQUIRE(done.what == kind::complete);
+    CHECK(done.error == boost::asio::error::operation_aborted);
+    CHECK(done.pass_on_wake);
+    CHECK_FALSE(done.wake_here);
+  }
+  SECTION("cancelled during the attempt our own release started") {
+    REQUIRE(fsm.on_release_seen(true, t0 + 10ms).what == kind::send_attempt);
+    const auto undo = fsm.on_cancel(t0 + 11ms);
+    REQUIRE(undo.what == kind::undo);
+    const auto done = fsm.on_undone(t0 + 12ms);
+    REQUIRE(done.what == kind::complete);
+    CHECK(done.pass_on_wake);
+    CHECK(done.wake_here);
+  }
+  SECTION("the attempt after the wake-up was refused by the nodes: it was used") {
+    REQUIRE(fsm.on_release_seen(true, t0 + 10ms).what == kind::send_attempt);
+    REQUIRE(fsm.on_vote(2, 0, refused, t0 + 11ms).what == kind::pause);
+    const auto done = fsm.on_cancel(t0 + 12ms);
+    REQUIRE(done.what == kind::complete);
+    CHECK_FALSE(done.pass_on_wake);
+  }
+  SECTION("a release during an attempt sent before it is still unspent when attempts run out") {
+    auto last = rules(2);
+    acquire_fsm two(1, last, &half);
+    two.start(t0);
+    const auto pause = two.on_vote(1, 0, refused, t0 + 1ms);
+    REQUIRE(pause.what == kind::pause);
+    const auto second = two.on_timer(pause.timer_id, t0 + 101ms);
+    REQUIRE(second.what == kind::send_attempt);
+    // The release arrives while the second (last) attempt, sent before it,
+    // is being refused.
+    CHECK(two.on_release_seen(false, t0 + 102ms).what == kind::none);
+    const auto done = two.on_vote(2, 0, refused, t0 + 103ms);
+    REQUIRE(done.what == kind::complete);
+    CHECK(done.error == errc::not_acquired);
+    CHECK(done.pass_on_wake);
+  }
+  SECTION("success keeps it") {
+    const auto attempt = fsm.on_release_seen(true, t0 + 10ms);
+    REQUIRE(attempt.what == kind::send_attempt);
+    const auto done = fsm.on_vote(2, 0, granted, t0 + 11ms);
+    REQUIRE(done.what == kind::complete);
+    CHECK_FALSE(done.error);
+    CHECK_FALSE(done.pass_on_wake);
+  }
+}

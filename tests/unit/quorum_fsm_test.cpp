@@ -260,3 +260,60 @@ TEST_CASE("extend rules: refusals mean lost, quorum after the old deadline is to
     CHECK(fsm.error() == errc::lock_expired);
   }
 }
+
+// Review finding: an extend reported lock_lost (and ended the handle's
+// validity) when a refusal and failures together sank the round, although a
+// majority may still hold the key: only refusals alone prove it lost.
+TEST_CASE("extend rules: refusals mixed with failures are not a lost lock",
+          "[unit][quorum][extend]") {
+  auto rules = rules_with_ttl(2000ms);
+  rules.refusal_error = errc::lock_lost;
+  rules.mixed_error = errc::quorum_unreachable;
+  SECTION("1 not ours + 2 down of 5") {
+    quorum_fsm fsm(5, rules);
+    fsm.start(t0);
+    fsm.on_granted(0, t0 + 1ms);
+    fsm.on_refused(1, t0 + 1ms);
+    fsm.on_failed(2, errc::node_unavailable, t0 + 1ms);
+    REQUIRE(fsm.on_failed(3, errc::node_unavailable, t0 + 1ms) == state::failed);
+    CHECK(fsm.error() == errc::quorum_unreachable);
+  }
+  SECTION("2 not ours + 1 timed out of 5") {
+    quorum_fsm fsm(5, rules);
+    fsm.start(t0);
+    fsm.on_refused(0, t0 + 1ms);
+    fsm.on_refused(1, t0 + 1ms);
+    REQUIRE(fsm.on_timeout(t0 + 50ms) == state::failed);
+    CHECK(fsm.error() == errc::quorum_unreachable);
+  }
+  SECTION("3 not ours of 5: lost") {
+    quorum_fsm fsm(5, rules);
+    fsm.start(t0);
+    fsm.on_refused(0, t0 + 1ms);
+    fsm.on_refused(1, t0 + 1ms);
+    REQUIRE(fsm.on_refused(2, t0 + 1ms) == state::failed);
+    CHECK(fsm.error() == errc::lock_lost);
+  }
+}
+
+// Review finding: an extend whose request timer was cut short by the old
+// validity reported quorum_unreachable; the lock had expired.
+TEST_CASE("extend rules: a round that fails at or after the old deadline is lock_expired",
+          "[unit][quorum][extend]") {
+  auto rules = rules_with_ttl(2000ms);
+  rules.refusal_error = errc::lock_lost;
+  rules.mixed_error = errc::quorum_unreachable;
+  rules.hard_deadline = t0 + 100ms;
+  quorum_fsm fsm(3, rules);
+  fsm.start(t0);
+  fsm.on_granted(0, t0 + 1ms);
+  SECTION("the timer set at the old deadline") {
+    REQUIRE(fsm.on_timeout(t0 + 100ms) == state::failed);
+    CHECK(fsm.error() == errc::lock_expired);
+  }
+  SECTION("failures before the deadline stay what they are") {
+    fsm.on_failed(1, errc::node_unavailable, t0 + 2ms);
+    REQUIRE(fsm.on_failed(2, errc::node_unavailable, t0 + 2ms) == state::failed);
+    CHECK(fsm.error() == errc::quorum_unreachable);
+  }
+}
