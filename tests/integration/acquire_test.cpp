@@ -192,8 +192,20 @@ TEST_CASE("many concurrent acquires of one resource from several clients: exactl
   CHECK(won == 1);
   CHECK(refused == clients * per_client - 1);
   REQUIRE(winner != nullptr);
-  // Only the winner's token is left on the nodes.
-  REQUIRE(e.key_everywhere(e.key("ticket"), winner->token()));
+  // Only the winner's token is left on the nodes, on a majority at least
+  // (where its SET was refused by a loser's attempt, the loser's undo
+  // leaves the node empty).
+  const auto key = e.key("ticket");
+  const auto settled = [&] {
+    std::size_t holding = 0;
+    for (auto& a : e.admin) {
+      const auto value = a->get(key);
+      if (value && *value != winner->token()) return false;
+      holding += value ? 1 : 0;
+    }
+    return holding >= 3;
+  };
+  CHECK(poll_until(e.io, settled));
 }
 
 TEST_CASE("a key set by a foreign client on 3 of 5 nodes excludes our lock", "[integration]") {

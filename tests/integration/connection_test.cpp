@@ -3,6 +3,10 @@
 // operations still pending.
 #include "test_env.hpp"
 
+#include "detail/commands.hpp"
+#include "detail/connection.hpp"
+#include "support/fault_proxy.hpp"
+
 #include <memory>
 #include <optional>
 #include <string>
@@ -210,4 +214,66 @@ TEST_CASE("close() aborts pending and later operations and leaves no work on the
   CHECK(e.io.stopped());
 
   for (std::size_t i = 0; i < 5; ++i) e.nodes.node(i).resume();
+}
+
+// Review mend: on reconnect, a retried command whose retry_until had passed
+// was failed before the live ones were queued, so whatever its callback sent
+// (the next attempt after an undo) went out ahead of a release's delete that
+// had been waiting longer. Node 0 is behind a proxy and the connection
+// selects database 1, so it is ready only once the node answers; the
+// reconnect delay is a fixed 300 ms, long enough for X to expire first.
+TEST_CASE("an expired retried command fails on reconnect only after the live ones are queued",
+          "[integration]") {
+  env e;
+  redlock::test::fault_proxy proxy(e.nodes.node(0).port());
+  redlock::node_config node;
+  node.host = "127.0.0.1";
+  node.port = proxy.port();
+  node.database = 1;
+  redlock::detail::connection_settings settings;
+  settings.reconnect.initial_delay = 300ms;
+  settings.reconnect.max_delay = 300ms;
+  settings.reconnect.jitter = 0.0;
+  auto strand = redlock::detail::strand_type(e.io.get_executor());
+  auto conn = std::make_shared<redlock::detail::connection>(strand, node, settings);
+  const auto list = e.key("order");
+  using redlock::detail::format_command;
+  using redlock::detail::reply;
+
+  bool pinged = false;
+  boost::asio::post(strand, [&] {
+    conn->start();
+    conn->send(format_command({"PING"}), [&](error_code, const reply&) { pinged = true; });
+  });
+  run_until(e.io, [&] { return pinged; });
+  proxy.reset_connections();
+  run_until(e.io, [&] { return !conn->ready(); });
+
+  std::optional<error_code> x_error;
+  bool y_done = false, z_done = false;
+  boost::asio::post(strand, [&] {
+    const auto now = redlock::clock::now();
+    conn->send(
+        format_command({"RPUSH", list, "X"}),
+        [&](error_code ec, const reply&) {
+          x_error = ec;
+          // What an undo's callback does: send the next command at once.
+          conn->send(format_command({"RPUSH", list, "Z"}),
+                     [&](error_code, const reply&) { z_done = true; });
+        },
+        now + 50ms);
+    conn->send(
+        format_command({"RPUSH", list, "Y"}), [&](error_code, const reply&) { y_done = true; },
+        now + 10s);
+  });
+  run_until(e.io, [&] { return y_done && z_done; }, 5s);
+  CHECK(*x_error == errc::node_timeout);
+  e.admin[0]->command({"SELECT", "1"});
+  const auto order = e.admin[0]->command({"LRANGE", list, "0", "-1"});
+  e.admin[0]->command({"SELECT", "0"});
+  REQUIRE(order.elements.size() == 2);
+  CHECK(order.elements[0].text == "Y");
+  CHECK(order.elements[1].text == "Z");
+  boost::asio::post(strand, [conn] { conn->shutdown(); });
+  e.io.run_for(100ms);
 }

@@ -492,4 +492,65 @@ TEST_CASE("Asio's per-operation cancellation slot cancels a waiting acquire", "[
   CHECK_FALSE((*released)->ec);
   signal.emit(boost::asio::cancellation_type::terminal);
 }
+
+TEST_CASE("the cancellation slot ends an extend in flight, which keeps the old validity",
+          "[integration]") {
+  env e;
+  redlock::client locks(e.io.get_executor(), e.config);
+  warm_up(e.io, locks);
+  auto got = acquire(e.io, locks, "slot-extend", once(10s));
+  REQUIRE_FALSE(got.ec);
+  const auto deadline = got.held.validity_deadline();
+  for (std::size_t i : {0, 1, 2}) e.nodes.node(i).pause();
+
+  boost::asio::cancellation_signal signal;
+  auto result = std::make_shared<std::optional<lock_result>>();
+  locks.async_extend(got.held, 20s,
+                     boost::asio::bind_cancellation_slot(
+                         signal.slot(), [result](error_code ec, redlock::lock l) {
+                           result->emplace(lock_result{ec, std::move(l)});
+                         }));
+  // Granted by the two live nodes: the round is in flight, waiting for the
+  // paused ones (request timeout 500 ms).
+  for (std::size_t i : {3, 4}) {
+    REQUIRE(poll_until(e.io, [&] { return e.admin[i]->pttl(e.key("slot-extend")) > 10500; }));
+  }
+  signal.emit(boost::asio::cancellation_type::terminal);
+  run_until(e.io, [&] { return result->has_value(); }, 2s);
+  for (std::size_t i : {0, 1, 2}) e.nodes.node(i).resume();
+  CHECK((*result)->ec == boost::asio::error::operation_aborted);
+  CHECK((*result)->held.token() == got.held.token());
+  CHECK(got.held.validity_deadline() == deadline);
+  CHECK(got.held.valid());
+  CHECK(e.release_everywhere(locks, got.held).removed >= 3);
+}
+
+TEST_CASE("the cancellation slot ends a release in flight; its deletes still run",
+          "[integration]") {
+  env e;
+  redlock::client locks(e.io.get_executor(), e.config);
+  warm_up(e.io, locks);
+  const auto key = e.key("slot-release");
+  auto got = acquire(e.io, locks, "slot-release", once(30s));
+  REQUIRE_FALSE(got.ec);
+  REQUIRE(e.key_everywhere(key, got.held.token()));
+  for (std::size_t i : {0, 1, 2}) e.nodes.node(i).pause();
+
+  boost::asio::cancellation_signal signal;
+  auto result = std::make_shared<std::optional<unlock_result>>();
+  locks.async_release(got.held, boost::asio::bind_cancellation_slot(
+                                    signal.slot(), [result](error_code ec, std::size_t n) {
+                                      result->emplace(unlock_result{ec, n});
+                                    }));
+  for (std::size_t i : {3, 4}) {
+    REQUIRE(poll_until(e.io, [&] { return !e.admin[i]->exists(key); }));
+  }
+  signal.emit(boost::asio::cancellation_type::terminal);
+  run_until(e.io, [&] { return result->has_value(); }, 2s);
+  CHECK((*result)->ec == boost::asio::error::operation_aborted);
+  CHECK(got.held.released());
+  CHECK_FALSE(got.held.valid());
+  for (std::size_t i : {0, 1, 2}) e.nodes.node(i).resume();
+  CHECK(e.key_nowhere(key));  // the queued deletes ran once the nodes thawed
+}
 #endif
