@@ -150,16 +150,20 @@ class client {
   /// Error codes:
   /// - success: the validity deadline of every copy becomes the later of
   ///   the old one and (start of the extend + ttl - drift);
-  /// - errc::lock_lost: more than N - quorum nodes answered that they no
-  ///   longer hold our token, so no majority can; the validity of every
-  ///   copy ends now (release it to clean up the rest);
-  /// - errc::quorum_unreachable: too few nodes confirmed, including a mix
-  ///   of "not ours" from some and no answer from others (the silent ones
-  ///   may still hold the key): the old validity still stands, because no
-  ///   key was shortened;
-  /// - errc::lock_expired: the old validity ended before the round was
-  ///   decided (no node is touched if it had ended before the call); the
-  ///   handle is no longer valid() anyway;
+  /// - errc::lock_lost: fewer than a quorum of nodes can still hold our
+  ///   token: those answering "not ours" now and those where another owner
+  ///   refused our SET at acquire time are ruled out, silent ones are not.
+  ///   The round waits for the answers that could still decide this, so the
+  ///   verdict does not depend on their order. The validity of every copy
+  ///   ends now, for good (release it to clean up the rest);
+  /// - errc::quorum_unreachable: too few nodes confirmed, but a quorum may
+  ///   still hold the key: the old validity still stands, because no key was
+  ///   shortened;
+  /// - errc::validity_expired: a quorum confirmed, but with no validity left
+  ///   under the new ttl; the old validity still stands;
+  /// - errc::lock_expired: the validity this extend started under ended
+  ///   before the round was decided (no node is touched if it had ended
+  ///   before the call);
   /// - errc::lock_released: the lock had been released;
   /// - errc::not_a_lock: `held` is empty; an invalid-argument errc for a
   ///   bad `ttl`;

@@ -61,7 +61,7 @@ class lock {
   /// Until then the lock is held on a majority (under the algorithm's
   /// assumptions: see docs/safety.md). Measured on redlock::clock. Never
   /// moves earlier, except to "now" when an extend or release finds the lock
-  /// lost.
+  /// lost; after that it never moves again.
   clock::time_point validity_deadline() const noexcept;
   /// Time left before validity_deadline(), zero once it has passed or the
   /// lock was released.

@@ -24,7 +24,7 @@ acquire_fsm::action acquire_fsm::start_attempt(clock::time_point now) {
   ++attempt_;
   round_.start(now);
   phase_ = phase::attempting;
-  attempt_after_wake_ = unspent_wake_;
+  wakes_at_attempt_ = wakes_;
   release_seen_ = release_seen_here_ = false;
   action next;
   next.what = action::kind::send_attempt;
@@ -38,14 +38,14 @@ acquire_fsm::action acquire_fsm::on_vote(std::uint64_t attempt, std::size_t node
   if (phase_ != phase::attempting) return {};
   // A reply to an earlier attempt is about another token: never a vote.
   if (attempt != attempt_ && !broken_on_purpose().count_late_votes) return {};
-  return decided(round_.on_vote(node, v, now), now);
+  return decided(round_.on_vote(node, v, now), now, true);
 }
 
 acquire_fsm::action acquire_fsm::on_timer(std::uint64_t timer_id, clock::time_point now) {
   if (timer_id != timer_id_) return {};  // stale: re-armed or its phase is over
   switch (phase_) {
     case phase::attempting:
-      return decided(round_.on_timeout(now), now);
+      return decided(round_.on_timeout(now), now, false);
     case phase::pausing:
       return start_attempt(now);
     default:
@@ -53,10 +53,11 @@ acquire_fsm::action acquire_fsm::on_timer(std::uint64_t timer_id, clock::time_po
   }
 }
 
-acquire_fsm::action acquire_fsm::decided(quorum_fsm::state state, clock::time_point now) {
+acquire_fsm::action acquire_fsm::decided(quorum_fsm::state state, clock::time_point now,
+                                         bool answered) {
   if (state == quorum_fsm::state::pending) return {};
-  // The nodes answered an attempt made after the wake-up: it was used.
-  if (attempt_after_wake_ && !cancelled_) unspent_wake_ = attempt_after_wake_ = false;
+  // The nodes answered an attempt made after these wake-ups: they were used.
+  if (answered) wakes_used_ = std::max(wakes_used_, wakes_at_attempt_);
   if (state == quorum_fsm::state::reached) return complete({});
 
   // Undo the attempt wherever our SET may have landed: granted, or the
@@ -113,8 +114,8 @@ acquire_fsm::action acquire_fsm::pause_until(clock::time_point at, bool wait_for
 
 acquire_fsm::action acquire_fsm::on_release_seen(bool here, clock::time_point now) {
   if (phase_ != phase::done && phase_ != phase::idle) {
-    unspent_wake_here_ = here || (unspent_wake_ && unspent_wake_here_);
-    unspent_wake_ = true;
+    unused_wake_here_ = here || (wakes_ > wakes_used_ && unused_wake_here_);
+    ++wakes_;
   }
   switch (phase_) {
     case phase::attempting:
@@ -139,7 +140,7 @@ acquire_fsm::action acquire_fsm::on_cancel(clock::time_point now) {
     case phase::attempting:
       // The SETs in flight may still land: undo them before completing.
       cancelled_ = true;
-      return decided(round_.abandon(boost::asio::error::operation_aborted), now);
+      return decided(round_.abandon(boost::asio::error::operation_aborted), now, false);
     case phase::undoing:
       cancelled_ = true;  // after_undo() completes
       return {};
@@ -157,8 +158,8 @@ acquire_fsm::action acquire_fsm::complete(error_code error) {
   action next;
   next.what = action::kind::complete;
   next.error = error;
-  next.pass_on_wake = error && unspent_wake_;
-  next.wake_here = unspent_wake_here_;
+  next.pass_on_wake = error && wakes_ > wakes_used_;
+  next.wake_here = unused_wake_here_;
   return next;
 }
 

@@ -84,7 +84,8 @@ class acquire_fsm {
 
  private:
   action start_attempt(clock::time_point now);
-  action decided(quorum_fsm::state state, clock::time_point now);
+  /// `answered`: decided by the nodes' votes, not by the timer or a cancel.
+  action decided(quorum_fsm::state state, clock::time_point now, bool answered);
   action after_undo(clock::time_point now);
   action pause_until(clock::time_point at, bool wait_for_release);
   action complete(error_code error);
@@ -101,11 +102,12 @@ class acquire_fsm {
   bool cancelled_ = false;
   bool release_seen_ = false;       ///< During the current attempt or undo.
   bool release_seen_here_ = false;  ///< ... by this client itself.
-  /// A wake-up not yet spent: no attempt started after it has been decided
-  /// by the nodes. Passed on if we give up holding it.
-  bool unspent_wake_ = false;
-  bool unspent_wake_here_ = false;
-  bool attempt_after_wake_ = false;
+  /// Wake-ups seen, numbered; those up to wakes_used_ were followed by an
+  /// attempt that the nodes answered. The rest are passed on if we give up.
+  std::uint64_t wakes_ = 0;
+  std::uint64_t wakes_at_attempt_ = 0;  ///< wakes_ when the current attempt started.
+  std::uint64_t wakes_used_ = 0;
+  bool unused_wake_here_ = false;  ///< One of the unused ones came from this client.
 };
 
 }  // namespace redlock::detail

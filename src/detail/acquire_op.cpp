@@ -52,10 +52,11 @@ void acquire_op::cancel_on_stop::operator()() const {
 void acquire_op::cancel() { execute(fsm_.on_cancel(clock::now())); }
 
 void acquire_op::abort() {
-  // The client is closing: its connections fail whatever is in flight, so
-  // there is nothing left to undo through them.
-  timer_.cancel();
-  finish(boost::asio::error::operation_aborted);
+  // The client is closing. Its live connections still write out what they
+  // hold, our SETs included, so an attempt in flight queues its undo
+  // behind them; the machine completes once the closing connections have
+  // failed the undo's deletes.
+  execute(fsm_.on_cancel(clock::now()));
 }
 
 void acquire_op::execute(acquire_fsm::action next) {
@@ -83,7 +84,7 @@ void acquire_op::execute(acquire_fsm::action next) {
       finish(next.error);
       // We leave the line holding a release nobody else heard of (our own,
       // or one announced once): the next waiter gets it.
-      if (next.pass_on_wake) {
+      if (next.pass_on_wake && !nodes_->closed()) {
         nodes_->wakeups().pass_on(key_, next.wake_here ? wakeup_hub::wake_reason::released_here
                                                        : wakeup_hub::wake_reason::announced);
       }
@@ -101,8 +102,14 @@ void acquire_op::send_attempt(const acquire_fsm::action& next) {
   auto self = shared_from_this();
   for (std::size_t i = 0; i < nodes_->size(); ++i) {
     nodes_->node(i).send(command, [self, attempt, i](error_code ec, const reply& r) {
-      if (self->completed()) return;
-      self->execute(self->fsm_.on_vote(attempt, i, acquire_vote(ec, r), clock::now()));
+      const auto v = acquire_vote(ec, r);
+      if (self->completed()) {
+        if (self->granted_ && attempt == self->fsm_.attempt() && v.what == vote::kind::refused) {
+          self->granted_->held_elsewhere_at_acquire[i] = true;
+        }
+        return;
+      }
+      self->execute(self->fsm_.on_vote(attempt, i, v, clock::now()));
     });
   }
   arm_timer(next.at, next.timer_id);
@@ -158,9 +165,14 @@ void acquire_op::finish(error_code ec) {
     return;
   }
   const auto& round = fsm_.round();
-  auto state =
-      std::make_shared<lock_state>(resource_, token_, options_.ttl, round.validity_deadline());
-  complete({}, lock_access::make(std::move(state), round.outcomes()));
+  std::vector<bool> held_elsewhere;
+  held_elsewhere.reserve(round.nodes());
+  for (const auto& o : round.outcomes()) {
+    held_elsewhere.push_back(o.state == node_outcome::status::held_elsewhere);
+  }
+  granted_ = std::make_shared<lock_state>(resource_, token_, options_.ttl,
+                                          round.validity_deadline(), std::move(held_elsewhere));
+  complete({}, lock_access::make(granted_, round.outcomes()));
   if (broken_on_purpose().settle_twice) {
     undo(undo_plan(nodes_->size(), undo_role::send));  // the same attempt, undone too
   }

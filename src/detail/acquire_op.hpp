@@ -4,6 +4,7 @@
 #pragma once
 
 #include "detail/acquire_fsm.hpp"
+#include "detail/lock_state.hpp"
 #include "detail/operation.hpp"
 
 #include <redlock/lock.hpp>
@@ -48,6 +49,9 @@ class acquire_op final : public operation<acquire_op, error_code, redlock::lock>
   std::uint64_t releases_here_at_attempt_ = 0;  ///< The hub's count when the attempt began.
   bool waiting_at_attempt_ = false;             ///< Registered when the attempt began.
   std::optional<std::stop_callback<cancel_on_stop>> stop_;
+  /// The lock handed out, so that refusals arriving after the quorum still
+  /// say which nodes never held it.
+  std::shared_ptr<lock_state> granted_;
 };
 
 }  // namespace redlock::detail

@@ -8,6 +8,8 @@
 #include <boost/asio/connect.hpp>
 #include <boost/asio/write.hpp>
 
+#include <utility>
+
 namespace redlock::detail {
 namespace {
 
@@ -151,8 +153,7 @@ void connection::become_ready() {
       expired.push_back(std::move(command.done));
       continue;
     }
-    enqueue_write(command.command, std::move(command.done), command.retry_until,
-                  command.repeated);
+    enqueue_write(command.command, std::move(command.done), command.retry_until, command.repeated);
   }
   // Only once everything still due is queued: these callbacks may send.
   for (auto& done : expired) done(errc::node_timeout, reply{});
@@ -236,6 +237,7 @@ void connection::write() {
   writing_.clear();
   writing_.swap(pending_output_);
   write_in_flight_ = true;
+  written_ = awaiting_reply_.size();  // every command queued so far may now run
   const auto generation = generation_;
   boost::asio::async_write(
       socket_, boost::asio::buffer(writing_),
@@ -244,8 +246,14 @@ void connection::write() {
         write_in_flight_ = false;
         if (state_ == state::closed) {
           // Flushing after shutdown(): close once everything is written.
-          if (ec || pending_output_.empty()) return drop_socket();
-          return write();
+          if (ec) return drop_socket();
+          if (!pending_output_.empty()) return write();
+          // All out: tell the node, and close once it has answered and
+          // closed its side (reading on, so that unread replies do not make
+          // our close a reset that could discard what we wrote).
+          error_code ignored;
+          socket_.shutdown(boost::asio::ip::tcp::socket::shutdown_send, ignored);
+          return;
         }
         if (ec) return fail(ec);
         if (!pending_output_.empty() && corked_ == 0) write();
@@ -257,8 +265,13 @@ void connection::read() {
   socket_.async_read_some(
       boost::asio::buffer(read_buffer_),
       [this, self = shared_from_this(), generation](error_code ec, std::size_t n) {
-        // Closed but still flushing: the replies are nobody's.
-        if (generation != generation_ || state_ == state::closed) return;
+        if (generation != generation_) return;
+        if (state_ == state::closed) {
+          // Flushing after shutdown(): the replies are nobody's; the node
+          // closing its side ends it.
+          if (ec) return drop_socket();
+          return read();
+        }
         if (ec) return fail(ec);
         on_read(n);
       });
@@ -305,6 +318,7 @@ void connection::on_read(std::size_t bytes) {
     auto answer = view_of(*static_cast<const redisReply*>(raw));
     answer.repeated = awaiting_reply_.front().repeated;
     awaiting_reply_.pop_front();
+    if (written_ > 0) --written_;
     done(error_code{}, answer);
     // The callback may have shut the connection down.
     if (generation != generation_ || state_ == state::closed) return;
@@ -343,10 +357,10 @@ void connection::shutdown() {
     // Commands already queued (a release's deletes) still go out; nobody
     // waits for their replies. Bounded, in case the node stopped reading.
     connect_timer_.expires_after(settings_.connect_timeout);
-    connect_timer_.async_wait([this, self = shared_from_this(), generation = generation_](
-                                  error_code ec) {
-      if (!ec && generation == generation_) drop_socket();
-    });
+    connect_timer_.async_wait(
+        [this, self = shared_from_this(), generation = generation_](error_code ec) {
+          if (!ec && generation == generation_) drop_socket();
+        });
     corked_ = 0;
     if (!write_in_flight_) write();
   } else {
@@ -375,15 +389,19 @@ void connection::fail_pending(error_code ec) {
   auto waiting = std::move(not_connected_);
   awaiting_reply_.clear();
   not_connected_.clear();
+  const auto written = std::exchange(written_, 0);
   // Commands that may be repeated go to the next connection, ahead of
   // anything sent later, whether or not they ran on this one.
   const auto now = clock::now();
   const bool reconnecting = state_ != state::closed;
   std::deque<waiting_command> again;
-  for (auto& command : awaiting) {
+  for (std::size_t i = 0; i < awaiting.size(); ++i) {
+    auto& command = awaiting[i];
     if (reconnecting && !command.resend.empty() && now < command.retry_until) {
+      // Written (maybe in part): it may have run, so its next answer is a repeat's.
+      const bool repeated = i < written || command.repeated;
       again.push_back(
-          {std::move(command.resend), std::move(command.done), command.retry_until, true});
+          {std::move(command.resend), std::move(command.done), command.retry_until, repeated});
     } else {
       command.done(ec, reply{});
     }

@@ -136,7 +136,9 @@ class connection : public std::enable_shared_from_this<connection> {
   bool write_in_flight_ = false;
   unsigned corked_ = 0;
   std::deque<awaited_command> awaiting_reply_;  ///< One per command written or queued, in order.
-  std::deque<waiting_command> not_connected_;   ///< Sent before the connection was ready.
+  /// How many of awaiting_reply_ (from the front) have gone into a write.
+  std::size_t written_ = 0;
+  std::deque<waiting_command> not_connected_;  ///< Sent before the connection was ready.
   std::vector<char> read_buffer_;
   std::unique_ptr<redisReader, void (*)(redisReader*)> reader_;
   push_handler push_handler_;

@@ -18,6 +18,7 @@ round_rules extend_rules(milliseconds ttl, double drift_factor, clock::time_poin
   // Not ours on some nodes, no answer from others: a majority may still
   // hold it until the old deadline, so the handle keeps that validity.
   rules.mixed_error = errc::quorum_unreachable;
+  rules.settle_refusals = true;
   return rules;
 }
 
@@ -69,11 +70,28 @@ void extend_op::decided(quorum_fsm::state state) {
     lock->extended(ttl_, round_->validity_deadline());
     return finish({});
   }
+  auto error = round_->error();
+  if (error == errc::quorum_unreachable && possible_holders(*lock) < round_->quorum()) {
+    error = make_error_code(errc::lock_lost);
+  }
   // A majority no longer holds our token: nothing may trust the lock now.
-  if (round_->error() == errc::lock_lost) lock->lost(clock::now());
+  if (error == errc::lock_lost) lock->lost(clock::now());
   // Any other failure changed no expiry downwards (the script never
   // shortens), so the validity the handle had still holds.
-  finish(round_->error());
+  finish(error);
+}
+
+std::size_t extend_op::possible_holders(const lock_state& lock) const {
+  // Nodes that may still hold our key: not "not ours" now, and not held by
+  // another owner when we acquired. Silent nodes count, as they may.
+  std::size_t holders = 0;
+  const auto& outcomes = round_->outcomes();
+  for (std::size_t i = 0; i < outcomes.size(); ++i) {
+    const bool never =
+        i < lock.held_elsewhere_at_acquire.size() && lock.held_elsewhere_at_acquire[i];
+    if (outcomes[i].state != node_outcome::status::held_elsewhere && !never) ++holders;
+  }
+  return holders;
 }
 
 void extend_op::cancel() { finish(boost::asio::error::operation_aborted); }

@@ -8,30 +8,40 @@
 #include <atomic>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace redlock::detail {
 
 /// Written on the client's strand, read from any thread.
 struct lock_state {
   lock_state(std::string resource, std::string token, std::chrono::milliseconds ttl,
-             clock::time_point deadline)
+             clock::time_point deadline, std::vector<bool> held_elsewhere_at_acquire)
       : resource(std::move(resource)),
         token(std::move(token)),
+        held_elsewhere_at_acquire(std::move(held_elsewhere_at_acquire)),
         ttl_ms(ttl.count()),
         deadline_ns(deadline.time_since_epoch().count()) {}
 
   const std::string resource;
   const std::string token;
+  /// Per node: another owner's key refused our SET, so our key was never
+  /// there (an extend cannot count that node as a possible holder). Also
+  /// set by refusals that arrive after the quorum. Strand only.
+  std::vector<bool> held_elsewhere_at_acquire;
   std::atomic<std::chrono::milliseconds::rep> ttl_ms;
   std::atomic<clock::rep> deadline_ns;
   std::atomic<bool> released{false};
+  std::atomic<bool> found_lost{false};  ///< Written on the strand only.
 
   clock::time_point deadline() const noexcept {
     return clock::time_point(clock::duration(deadline_ns.load(std::memory_order_acquire)));
   }
   /// An extend that reached a quorum: the keys expire no earlier than either
   /// deadline (they are never shortened), so the later one holds.
+  /// A lock found lost stays lost, whatever a concurrent extend that lands
+  /// later says.
   void extended(std::chrono::milliseconds ttl, clock::time_point deadline) noexcept {
+    if (found_lost.load(std::memory_order_acquire)) return;
     ttl_ms.store(ttl.count(), std::memory_order_relaxed);
     const auto wanted = deadline.time_since_epoch().count();
     auto seen = deadline_ns.load(std::memory_order_acquire);
@@ -40,6 +50,7 @@ struct lock_state {
   }
   /// The lock is known not to hold on a majority any more.
   void lost(clock::time_point now) noexcept {
+    found_lost.store(true, std::memory_order_release);
     const auto cut = now.time_since_epoch().count();
     auto seen = deadline_ns.load(std::memory_order_acquire);
     while (seen > cut && !deadline_ns.compare_exchange_weak(seen, cut)) {

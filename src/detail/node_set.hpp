@@ -20,7 +20,8 @@ namespace redlock::detail {
 /// A running operation, as the node set sees it.
 class registered_operation {
  public:
-  /// The client is closing: complete now with operation_aborted.
+  /// The client is closing: complete with operation_aborted, now or (an
+  /// acquire with an attempt in flight) once its undo is queued and failed.
   virtual void abort() = 0;
 
  protected:

@@ -108,7 +108,13 @@ quorum_fsm::state quorum_fsm::decide(clock::time_point now) {
     return state_;
   }
   // Fail as soon as the nodes that have not said no can no longer make a majority.
-  if (refused_ + failed_ > nodes() - quorum()) {
+  const auto spare = nodes() - quorum();
+  if (refused_ + failed_ > spare) {
+    const auto pending = nodes() - granted_ - refused_ - failed_;
+    if (rules_.settle_refusals && refused_ <= spare && refused_ + pending > spare &&
+        now < rules_.hard_deadline) {
+      return state_;
+    }
     error_ = now >= rules_.hard_deadline ? make_error_code(errc::lock_expired) : failure_cause();
     state_ = state::failed;
   }

@@ -38,6 +38,10 @@ struct round_rules {
   /// Reported when refusals and failures together make it impossible and
   /// neither would have alone.
   errc mixed_error = errc::not_acquired;
+  /// Once the quorum is out of reach, wait for the nodes still pending while
+  /// their refusals alone could yet rule it out, so that the error does not
+  /// depend on the order the answers arrive in (extend: lost or not).
+  bool settle_refusals = false;
 };
 
 class quorum_fsm {

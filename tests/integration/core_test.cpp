@@ -167,7 +167,8 @@ TEST_CASE("an attempt whose connections dropped under its SETs is undone once re
 
 // Defect 5: the handshake (here SELECT) was bounded only by the stall
 // timeout, so commands queued behind it waited for it.
-TEST_CASE("a connection whose handshake hangs fails after connect_timeout", "[integration][defect]") {
+TEST_CASE("a connection whose handshake hangs fails after connect_timeout",
+          "[integration][defect]") {
   env e;
   auto proxies = proxy_nodes(e, {0, 1, 2});
   for (auto& node : e.config.nodes) node.database = 1;
@@ -247,7 +248,8 @@ TEST_CASE("a stop_token ends a waiting acquire at once with operation_aborted", 
   REQUIRE(e.someone_waits_for(e.key("wanted")));
   const auto start = steady::now();
   std::thread([&stop] { stop.request_stop(); }).join();  // from another thread
-  run_until(e.io, [&] { return result->has_value(); }, 2s);
+  run_until(
+      e.io, [&] { return result->has_value(); }, 2s);
   CHECK((*result)->ec == boost::asio::error::operation_aborted);
   CHECK(steady::now() - start < 1s);
   CHECK(e.key_everywhere(e.key("wanted"), holder.held.token()));
@@ -282,9 +284,10 @@ TEST_CASE("cancelling an attempt in flight undoes its partial votes before compl
   for (std::size_t i : {0, 1}) REQUIRE(poll_until(e.io, [&] { return e.admin[i]->exists(key); }));
   const auto start = steady::now();
   stop.request_stop();
-  run_until(e.io, [&] { return result->has_value(); }, 2s);
+  run_until(
+      e.io, [&] { return result->has_value(); }, 2s);
   CHECK((*result)->ec == boost::asio::error::operation_aborted);
-  CHECK(steady::now() - start < 1s);  // not the 5 s request timeout
+  CHECK(steady::now() - start < 1s);                                  // not the 5 s request timeout
   for (std::size_t i : {0, 1}) CHECK_FALSE(e.admin[i]->exists(key));  // undone before completing
   for (std::size_t i : {2, 3, 4}) e.nodes.node(i).resume();
   CHECK(e.key_nowhere(key));  // the SETs that landed late were undone behind them
@@ -370,29 +373,46 @@ TEST_CASE("a delete repeated after a reconnect is no evidence that the lock was 
   CHECK(e.key_nowhere(key));
 }
 
-// Review finding: close() dropped the deletes still queued behind a write in
-// flight, although the release's documentation promised they still ran; the
-// lock then stayed for its whole TTL.
-TEST_CASE("close() right after a release still sends the queued deletes", "[integration]") {
+// Review findings: close() dropped the deletes still queued behind a write
+// in flight, although the release's documentation promised they still ran
+// (the lock then stayed for its whole TTL); and once close() wrote out what
+// was queued, it also sent the SETs of the acquires it aborted, which then
+// stayed for their TTL with nobody holding them.
+TEST_CASE(
+    "close() right after a release still sends the queued deletes and undoes aborted "
+    "attempts",
+    "[integration]") {
   env e;
   redlock::client locks(e.io.get_executor(), e.config);
   warm_up(e.io, locks);
   const auto key = e.key("closing");
+  const auto other_key = e.key("closing-other");
   auto got = acquire(e.io, locks, "closing", once(30s));
   REQUIRE_FALSE(got.ec);
   REQUIRE(e.key_everywhere(key, got.held.token()));
 
-  // On the strand in this order: the acquire writes its SETs (each write
-  // completes only in a later handler), the release's deletes queue behind
-  // them, and close() runs while they wait.
   auto other = std::make_shared<std::optional<lock_result>>();
   auto released = std::make_shared<std::optional<unlock_result>>();
-  locks.async_acquire("closing-other", once(1s), [other](error_code ec, redlock::lock l) {
-    other->emplace(lock_result{ec, std::move(l)});
-  });
-  locks.async_release(got.held, [released](error_code ec, std::size_t removed) {
-    released->emplace(unlock_result{ec, removed});
-  });
+  const auto start_acquire = [&] {
+    locks.async_acquire("closing-other", once(30s), [other](error_code ec, redlock::lock l) {
+      other->emplace(lock_result{ec, std::move(l)});
+    });
+  };
+  const auto start_release = [&] {
+    locks.async_release(got.held, [released](error_code ec, std::size_t removed) {
+      released->emplace(unlock_result{ec, removed});
+    });
+  };
+  // On the strand in this order, then close(): the first writes (each write
+  // completes only in a later handler), the second queues behind it.
+  SECTION("acquire, then release") {
+    start_acquire();
+    start_release();
+  }
+  SECTION("release, then acquire") {
+    start_release();
+    start_acquire();
+  }
   locks.close();
   run_until(e.io, [&] { return released->has_value() && other->has_value(); });
   CHECK((*released)->ec == boost::asio::error::operation_aborted);
@@ -400,6 +420,61 @@ TEST_CASE("close() right after a release still sends the queued deletes", "[inte
   // Everything runs out: close() leaves no work behind.
   e.io.run();
   CHECK(e.key_nowhere(key));
+  CHECK(e.key_nowhere(other_key));
+}
+
+// The same through the hand-over: the release wakes this client's waiter,
+// whose SET goes out with the deletes; close() aborts the waiter.
+TEST_CASE("close() right after a release that woke a waiter leaves the resource free",
+          "[integration]") {
+  env e;
+  redlock::client locks(e.io.get_executor(), e.config);
+  warm_up(e.io, locks);
+  const auto key = e.key("closing-handover");
+  auto got = acquire(e.io, locks, "closing-handover", once(30s));
+  REQUIRE_FALSE(got.ec);
+  auto options = waiting(10s);
+  options.ttl = 30s;
+  auto waiter = std::make_shared<std::optional<lock_result>>();
+  locks.async_acquire("closing-handover", options, [waiter](error_code ec, redlock::lock l) {
+    waiter->emplace(lock_result{ec, std::move(l)});
+  });
+  REQUIRE(e.someone_waits_for(key));
+  locks.async_release(got.held, [](error_code, std::size_t) {});
+  locks.close();
+  run_until(e.io, [&] { return waiter->has_value(); });
+  CHECK((*waiter)->ec == boost::asio::error::operation_aborted);
+  e.io.run();
+  CHECK(e.key_nowhere(key));
+}
+
+// Review finding: a node refused by another owner at acquire time can never
+// hold our key, so an extend that hears "not ours" from two nodes and
+// nothing from the rest, one of which is such a node, has fewer than a
+// quorum of possible holders: the lock is lost, not merely unconfirmed.
+TEST_CASE("an extend counts nodes held elsewhere at acquire as never holding the lock",
+          "[integration]") {
+  env e;
+  auto proxies = proxy_nodes(e, {4});
+  redlock::client locks(e.io.get_executor(), e.config);
+  warm_up(e.io, locks);
+  const auto key = e.key("holders");
+  REQUIRE(foreign_set_nx(*e.admin[4], key, "foreign"));
+  // Node 4's refusal comes after the quorum, as a slow node's would.
+  proxies[0]->hold_replies(true);
+  const auto sent_before = proxies[0]->traffic().to_clients;
+  auto got = acquire(e.io, locks, "holders", once(10s));
+  REQUIRE_FALSE(got.ec);
+  REQUIRE(count_nodes(got.held, status::held_elsewhere) == 0);
+  proxies[0]->hold_replies(false);
+  REQUIRE(poll_until(e.io, [&] { return proxies[0]->traffic().to_clients > sent_before; }));
+  for (std::size_t i : {0, 1}) REQUIRE(e.admin[i]->command({"DEL", key}).integer == 1);
+  for (std::size_t i : {2, 3, 4}) e.nodes.node(i).pause();
+  const auto extended = extend(e.io, locks, got.held, 10s);
+  for (std::size_t i : {2, 3, 4}) e.nodes.node(i).resume();
+  CHECK(extended.ec == errc::lock_lost);
+  CHECK_FALSE(got.held.valid());
+  release(e.io, locks, got.held);
 }
 
 // Review finding: a waiter woken by a release that then gave up without
@@ -430,8 +505,8 @@ TEST_CASE("a woken waiter that gives up passes the wake-up on to the next waiter
   });
   for (std::size_t i = 0; i < 5; ++i) {
     INFO("node " << i);
-    REQUIRE(poll_until(
-        e.io, [&] { return command_calls(*e.admin[i], "set") >= sets_before[i] + 2; }));
+    REQUIRE(
+        poll_until(e.io, [&] { return command_calls(*e.admin[i], "set") >= sets_before[i] + 2; }));
   }
 
   // The release wakes the first waiter, whose attempt goes out behind the
@@ -439,7 +514,8 @@ TEST_CASE("a woken waiter that gives up passes the wake-up on to the next waiter
   const auto start = steady::now();
   locks.async_release(held.held, [](error_code, std::size_t) {});
   give_up.request_stop();
-  run_until(e.io, [&] { return first->has_value() && second->has_value(); }, 5s);
+  run_until(
+      e.io, [&] { return first->has_value() && second->has_value(); }, 5s);
   CHECK((*first)->ec == boost::asio::error::operation_aborted);
   REQUIRE_FALSE((*second)->ec);
   CHECK(steady::now() - start < 5s);  // far from the 10 s retry delay
@@ -472,14 +548,15 @@ TEST_CASE("Asio's per-operation cancellation slot cancels a waiting acquire", "[
 
   boost::asio::cancellation_signal signal;
   auto result = std::make_shared<std::optional<lock_result>>();
-  locks.async_acquire("slot", waiting(10s),
-                      boost::asio::bind_cancellation_slot(
-                          signal.slot(), [result](error_code ec, redlock::lock l) {
-                            result->emplace(lock_result{ec, std::move(l)});
-                          }));
+  locks.async_acquire(
+      "slot", waiting(10s),
+      boost::asio::bind_cancellation_slot(signal.slot(), [result](error_code ec, redlock::lock l) {
+        result->emplace(lock_result{ec, std::move(l)});
+      }));
   REQUIRE(e.someone_waits_for(e.key("slot")));
   signal.emit(boost::asio::cancellation_type::terminal);
-  run_until(e.io, [&] { return result->has_value(); }, 2s);
+  run_until(
+      e.io, [&] { return result->has_value(); }, 2s);
   CHECK((*result)->ec == boost::asio::error::operation_aborted);
 
   // A slot whose operation completed is free again: emitting does nothing.
@@ -505,18 +582,19 @@ TEST_CASE("the cancellation slot ends an extend in flight, which keeps the old v
 
   boost::asio::cancellation_signal signal;
   auto result = std::make_shared<std::optional<lock_result>>();
-  locks.async_extend(got.held, 20s,
-                     boost::asio::bind_cancellation_slot(
-                         signal.slot(), [result](error_code ec, redlock::lock l) {
-                           result->emplace(lock_result{ec, std::move(l)});
-                         }));
+  locks.async_extend(
+      got.held, 20s,
+      boost::asio::bind_cancellation_slot(signal.slot(), [result](error_code ec, redlock::lock l) {
+        result->emplace(lock_result{ec, std::move(l)});
+      }));
   // Granted by the two live nodes: the round is in flight, waiting for the
   // paused ones (request timeout 500 ms).
   for (std::size_t i : {3, 4}) {
     REQUIRE(poll_until(e.io, [&] { return e.admin[i]->pttl(e.key("slot-extend")) > 10500; }));
   }
   signal.emit(boost::asio::cancellation_type::terminal);
-  run_until(e.io, [&] { return result->has_value(); }, 2s);
+  run_until(
+      e.io, [&] { return result->has_value(); }, 2s);
   for (std::size_t i : {0, 1, 2}) e.nodes.node(i).resume();
   CHECK((*result)->ec == boost::asio::error::operation_aborted);
   CHECK((*result)->held.token() == got.held.token());
@@ -546,7 +624,8 @@ TEST_CASE("the cancellation slot ends a release in flight; its deletes still run
     REQUIRE(poll_until(e.io, [&] { return !e.admin[i]->exists(key); }));
   }
   signal.emit(boost::asio::cancellation_type::terminal);
-  run_until(e.io, [&] { return result->has_value(); }, 2s);
+  run_until(
+      e.io, [&] { return result->has_value(); }, 2s);
   CHECK((*result)->ec == boost::asio::error::operation_aborted);
   CHECK(got.held.released());
   CHECK_FALSE(got.held.valid());

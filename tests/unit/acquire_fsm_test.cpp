@@ -144,9 +144,10 @@ TEST_CASE("acquire_fsm: a release seen while attempting makes the retry immediat
   CHECK(over.at == t0 + 2ms);  // our own release: no delay, no jitter
 }
 
-TEST_CASE("acquire_fsm: while pausing, our own release starts an attempt at once, another's "
-          "after jitter",
-          "[unit][acquire_fsm]") {
+TEST_CASE(
+    "acquire_fsm: while pausing, our own release starts an attempt at once, another's "
+    "after jitter",
+    "[unit][acquire_fsm]") {
   acquire_fsm fsm(1, rules(), &half);
   fsm.start(t0);
   const auto pause = fsm.on_vote(1, 0, refused, t0 + 1ms);
@@ -234,13 +235,14 @@ TEST_CASE("acquire_fsm: a quorum too late fails with validity_expired and is und
   fsm.on_vote(1, 0, granted, t0 + 1ms);
   const auto undo = fsm.on_vote(1, 1, granted, t0 + 995ms);  // validity 1000-12-995 < 0
   REQUIRE(undo.what == kind::undo);
-  CHECK(undo.undo == undo_plan{undo_role::send_and_await, undo_role::send_and_await,
-                               undo_role::send});
+  CHECK(undo.undo ==
+        undo_plan{undo_role::send_and_await, undo_role::send_and_await, undo_role::send});
   const auto done = fsm.on_undone(t0 + 996ms);
   CHECK(done.error == errc::validity_expired);
 }
 
-TEST_CASE("acquire_fsm: failing nodes sink the round; the undo covers them", "[unit][acquire_fsm]") {
+TEST_CASE("acquire_fsm: failing nodes sink the round; the undo covers them",
+          "[unit][acquire_fsm]") {
   acquire_fsm fsm(3, rules(1), &half);
   fsm.start(t0);
   fsm.on_vote(1, 0, failed(), t0 + 1ms);
@@ -299,6 +301,34 @@ TEST_CASE("acquire_fsm: a wake-up not used by an attempt is passed on when givin
     REQUIRE(done.what == kind::complete);
     CHECK(done.error == errc::not_acquired);
     CHECK(done.pass_on_wake);
+  }
+  // Review finding: a second wake-up that came during the attempt made for
+  // the first was cleared with the first when that attempt was answered.
+  SECTION("a wake-up during the attempt made for an earlier one is still unused") {
+    auto last = rules(3);
+    acquire_fsm three(1, last, &half);
+    three.start(t0);
+    REQUIRE(three.on_vote(1, 0, refused, t0 + 1ms).what == kind::pause);
+    const auto jitter = three.on_release_seen(false, t0 + 10ms);
+    REQUIRE(jitter.what == kind::pause);
+    REQUIRE(three.on_timer(jitter.timer_id, t0 + 11ms).what == kind::send_attempt);
+    CHECK(three.on_release_seen(false, t0 + 12ms).what == kind::none);  // the second
+    const auto pause = three.on_vote(2, 0, refused, t0 + 13ms);
+    REQUIRE(pause.what == kind::pause);
+    const auto done = three.on_cancel(t0 + 14ms);
+    REQUIRE(done.what == kind::complete);
+    CHECK(done.pass_on_wake);
+  }
+  SECTION("an attempt after the wake-up that timed out did not use it") {
+    const auto attempt = fsm.on_release_seen(true, t0 + 10ms);
+    REQUIRE(attempt.what == kind::send_attempt);
+    const auto undo = fsm.on_timer(attempt.timer_id, t0 + 510ms);
+    REQUIRE(undo.what == kind::undo);
+    REQUIRE(fsm.on_undone(t0 + 511ms).what == kind::pause);
+    const auto done = fsm.on_cancel(t0 + 512ms);
+    REQUIRE(done.what == kind::complete);
+    CHECK(done.pass_on_wake);
+    CHECK(done.wake_here);
   }
   SECTION("success keeps it") {
     const auto attempt = fsm.on_release_seen(true, t0 + 10ms);

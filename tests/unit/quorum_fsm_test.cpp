@@ -317,3 +317,44 @@ TEST_CASE("extend rules: a round that fails at or after the old deadline is lock
     CHECK(fsm.error() == errc::quorum_unreachable);
   }
 }
+
+// Review finding: whether an extend said lock_lost depended on the order of
+// the answers: a failure arriving before the second refusal decided the
+// round as mixed, and the refusal that would have proved it lost was ignored.
+TEST_CASE("extend rules: lost or not does not depend on the order of the answers",
+          "[unit][quorum][extend]") {
+  auto rules = rules_with_ttl(2000ms);
+  rules.refusal_error = errc::lock_lost;
+  rules.mixed_error = errc::quorum_unreachable;
+  rules.settle_refusals = true;
+  SECTION("failure first: waits for the node that could still refuse") {
+    quorum_fsm fsm(3, rules);
+    fsm.start(t0);
+    CHECK(fsm.on_failed(0, errc::node_unavailable, t0 + 1ms) == state::pending);
+    CHECK(fsm.on_refused(1, t0 + 2ms) == state::pending);
+    REQUIRE(fsm.on_refused(2, t0 + 3ms) == state::failed);
+    CHECK(fsm.error() == errc::lock_lost);
+  }
+  SECTION("refusals first") {
+    quorum_fsm fsm(3, rules);
+    fsm.start(t0);
+    fsm.on_refused(1, t0 + 1ms);
+    REQUIRE(fsm.on_refused(2, t0 + 2ms) == state::failed);
+    CHECK(fsm.error() == errc::lock_lost);
+  }
+  SECTION("the last node silent: the timeout decides, mixed") {
+    quorum_fsm fsm(3, rules);
+    fsm.start(t0);
+    fsm.on_failed(0, errc::node_unavailable, t0 + 1ms);
+    CHECK(fsm.on_refused(1, t0 + 2ms) == state::pending);
+    REQUIRE(fsm.on_timeout(t0 + 50ms) == state::failed);
+    CHECK(fsm.error() == errc::quorum_unreachable);
+  }
+  SECTION("without the rule (acquire) the round fails at once") {
+    rules.settle_refusals = false;
+    quorum_fsm fsm(3, rules);
+    fsm.start(t0);
+    fsm.on_failed(0, errc::node_unavailable, t0 + 1ms);
+    CHECK(fsm.on_refused(1, t0 + 2ms) == state::failed);
+  }
+}

@@ -1,0 +1,32 @@
+// What copies of a lock handle share: the deadline moves only forward on an
+// extend, back to now when the lock is found lost, and never forward again.
+#include "detail/lock_state.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace std::chrono_literals;
+using redlock::detail::lock_state;
+
+namespace {
+const redlock::clock::time_point t0{std::chrono::seconds(1000)};
+}  // namespace
+
+TEST_CASE("lock_state: an extend keeps the later deadline", "[unit][lock_state]") {
+  lock_state state("r", "t", 10s, t0 + 10s, {false, false, false});
+  state.extended(2s, t0 + 3s);
+  CHECK(state.deadline() == t0 + 10s);
+  state.extended(20s, t0 + 20s);
+  CHECK(state.deadline() == t0 + 20s);
+}
+
+// Review finding: an extend that reached its quorum after a concurrent one
+// had found the lock lost moved the deadline forward again.
+TEST_CASE("lock_state: a lock found lost stays lost", "[unit][lock_state]") {
+  lock_state state("r", "t", 10s, t0 + 10s, {false, false, false});
+  state.lost(t0 + 1s);
+  CHECK(state.deadline() == t0 + 1s);
+  state.extended(20s, t0 + 21s);
+  CHECK(state.deadline() == t0 + 1s);
+  state.lost(t0 + 5s);  // never later than the first cut
+  CHECK(state.deadline() == t0 + 1s);
+}
