@@ -277,3 +277,57 @@ TEST_CASE("an expired retried command fails on reconnect only after the live one
   boost::asio::post(strand, [conn] { conn->shutdown(); });
   e.io.run_for(100ms);
 }
+
+// Review finding: every retried command was marked `repeated` after a
+// reconnect, even one that never left the client (corked, or queued behind
+// a write), so a release ignored a "no key" that was in fact first-hand.
+TEST_CASE("a retried command's reply is marked repeated only if its first copy was written",
+          "[integration]") {
+  env e;
+  redlock::test::fault_proxy proxy(e.nodes.node(0).port());
+  redlock::node_config node;
+  node.host = "127.0.0.1";
+  node.port = proxy.port();
+  redlock::detail::connection_settings settings;
+  auto strand = redlock::detail::strand_type(e.io.get_executor());
+  auto conn = std::make_shared<redlock::detail::connection>(strand, node, settings);
+  using redlock::detail::format_command;
+  using redlock::detail::reply;
+  bool pinged = false;
+  boost::asio::post(strand, [&] {
+    conn->start();
+    conn->send(format_command({"PING"}), [&](error_code, const reply&) { pinged = true; });
+  });
+  run_until(e.io, [&] { return pinged; });
+
+  std::optional<bool> repeated;
+  const auto del = format_command({"DEL", e.key("absent")});
+  const auto on_reply = [&](error_code ec, const reply& r) {
+    if (!ec) repeated = r.repeated;
+  };
+  SECTION("written, then the connection dropped before its reply") {
+    proxy.hold_replies(true);
+    const auto before = proxy.traffic().to_servers;
+    boost::asio::post(strand,
+                      [&] { conn->send(del, on_reply, redlock::clock::now() + 10s); });
+    REQUIRE(poll_until(e.io, [&] { return proxy.traffic().to_servers > before; }));
+    proxy.reset_connections();
+    proxy.hold_replies(false);
+    run_until(e.io, [&] { return repeated.has_value(); });
+    CHECK(*repeated);
+  }
+  SECTION("corked, so never written, when the connection dropped") {
+    boost::asio::post(strand, [&] {
+      conn->cork();
+      conn->send(del, on_reply, redlock::clock::now() + 10s);
+    });
+    proxy.reset_connections();
+    run_until(e.io, [&] { return !conn->ready(); });
+    run_until(e.io, [&] { return conn->ready(); });
+    boost::asio::post(strand, [&] { conn->uncork(); });
+    run_until(e.io, [&] { return repeated.has_value(); });
+    CHECK_FALSE(*repeated);
+  }
+  boost::asio::post(strand, [conn] { conn->shutdown(); });
+  e.io.run_for(100ms);
+}
