@@ -1,13 +1,10 @@
 #include "detail/commands.hpp"
-#include "detail/sha1.hpp"
 
 #include <array>
 #include <charconv>
 
 namespace redlock::detail {
 namespace {
-
-lua_script make_script(std::string_view body) { return {body, sha1_hex(body)}; }
 
 // Decimal text of a number, without allocating.
 struct decimal {
@@ -22,29 +19,25 @@ struct decimal {
 
 }  // namespace
 
-const lua_script& release_script() {
-  static const lua_script script = make_script(
-      "if redis.call('get', KEYS[1]) == ARGV[1] then\n"
-      "  redis.call('del', KEYS[1])\n"
-      // pcall: a user without channel permission still releases.
-      "  if ARGV[2] ~= '' then redis.pcall('publish', ARGV[2], ARGV[3]) end\n"
-      "  return 1\n"
-      "end\n"
-      "return 0\n");
-  return script;
+std::string_view release_script() {
+  return "if redis.call('get', KEYS[1]) == ARGV[1] then\n"
+         "  redis.call('del', KEYS[1])\n"
+         // pcall: a user without channel permission still releases.
+         "  if ARGV[2] ~= '' then redis.pcall('publish', ARGV[2], ARGV[3]) end\n"
+         "  return 1\n"
+         "end\n"
+         "return 0\n";
 }
 
-const lua_script& extend_script() {
-  static const lua_script script = make_script(
-      "if redis.call('get', KEYS[1]) == ARGV[1] then\n"
-      // Never shorten: a handle may still trust the expiry set before.
-      "  if redis.call('pttl', KEYS[1]) < tonumber(ARGV[2]) then\n"
-      "    redis.call('pexpire', KEYS[1], ARGV[2])\n"
-      "  end\n"
-      "  return 1\n"
-      "end\n"
-      "return 0\n");
-  return script;
+std::string_view extend_script() {
+  return "if redis.call('get', KEYS[1]) == ARGV[1] then\n"
+         // Never shorten: a handle may still trust the expiry set before.
+         "  if redis.call('pttl', KEYS[1]) < tonumber(ARGV[2]) then\n"
+         "    redis.call('pexpire', KEYS[1], ARGV[2])\n"
+         "  end\n"
+         "  return 1\n"
+         "end\n"
+         "return 0\n";
 }
 
 std::string format_command(std::initializer_list<std::string_view> args) {
@@ -73,7 +66,7 @@ std::string acquire_command(std::string_view key, std::string_view token,
 
 std::string release_command(std::string_view key, std::string_view token, std::string_view channel,
                             std::string_view releaser) {
-  return format_command({"EVAL", release_script().body, "1", key, token, channel, releaser});
+  return format_command({"EVAL", release_script(), "1", key, token, channel, releaser});
 }
 
 std::string release_channel(std::string_view key) {
@@ -85,7 +78,7 @@ std::string release_channel(std::string_view key) {
 std::string extend_command(std::string_view key, std::string_view token,
                            std::chrono::milliseconds ttl) {
   const decimal ms(ttl.count());
-  return format_command({"EVAL", extend_script().body, "1", key, token, ms.view()});
+  return format_command({"EVAL", extend_script(), "1", key, token, ms.view()});
 }
 
 std::string auth_command(std::string_view username, std::string_view password) {

@@ -9,18 +9,13 @@
 
 namespace redlock::detail {
 
-struct lua_script {
-  std::string_view body;
-  std::string sha1;  ///< What SCRIPT LOAD would return for `body`.
-};
-
 /// Deletes KEYS[1] only while it holds ARGV[1] (our token) and then, if
 /// ARGV[2] is not empty, publishes ARGV[3] (the releasing client's id) on
 /// channel ARGV[2] to wake waiters; returns 1 or 0.
-const lua_script& release_script();
+std::string_view release_script();
 /// While KEYS[1] holds ARGV[1], makes it expire in ARGV[2] ms unless it
 /// already expires later (an extend never shortens a lock); returns 1 or 0.
-const lua_script& extend_script();
+std::string_view extend_script();
 
 /// RESP encoding of one command (formatted by hiredis).
 std::string format_command(std::initializer_list<std::string_view> args);
