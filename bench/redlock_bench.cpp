@@ -2,6 +2,7 @@
 // real nodes; prints one JSON line of figures at the end.
 #include <redlock/redlock.hpp>  // first: it includes <utility> before Asio
 
+#include "allocation_counter.hpp"
 #include "stats.hpp"
 
 #include <fmt/format.h>
@@ -261,11 +262,13 @@ int main(int argc, char** argv) {
   // CPU and memory are read when the measured period starts, after warm-up.
   cpu_times cpu_start{};
   long rss_after_warmup = 0;
+  std::uint64_t allocations_start = 0;
   asio::steady_timer warmup_timer(
       io, std::chrono::duration_cast<std::chrono::steady_clock::duration>(warmup));
   warmup_timer.async_wait([&](boost::system::error_code) {
     cpu_start = cpu_now();
     rss_after_warmup = current_rss_kb();
+    allocations_start = redlock::bench::allocations();
   });
 
   for (unsigned i = 0; i < opts.concurrency; ++i) {
@@ -284,6 +287,7 @@ int main(int argc, char** argv) {
   io.run();
 
   const auto cpu_end = cpu_now();
+  const auto allocations = redlock::bench::allocations() - allocations_start;
   const double seconds = opts.duration_s;
   const double user = cpu_end.user - cpu_start.user;
   const double system = cpu_end.system - cpu_start.system;
@@ -298,11 +302,13 @@ int main(int argc, char** argv) {
   fmt::print(
       R"({{"workload":"{}","concurrency":{},"duration_s":{:.1f},"cycles":{},"cycles_per_s":{:.1f},)"
       R"("acquire_ms":{},"release_ms":{},"errors":{},"client_cpu_s":{{"user":{:.3f},"system":{:.3f}}},)"
-      R"("client_cpu_s_per_1000_cycles":{:.4f},"max_rss_kb":{},"rss_kb_after_warmup":{},"rss_kb_end":{}{}}})"
+      R"("client_cpu_s_per_1000_cycles":{:.4f},"allocations_per_cycle":{:.1f},)"
+      R"("max_rss_kb":{},"rss_kb_after_warmup":{},"rss_kb_end":{}{}}})"
       "\n",
       name_of(opts.kind), opts.concurrency, seconds, r.cycles,
       static_cast<double>(r.cycles) / seconds, r.acquire_ms.json(), r.release_ms.json(), r.errors,
       user, system, r.cycles == 0 ? 0.0 : (user + system) * 1000.0 / static_cast<double>(r.cycles),
+      r.cycles == 0 ? 0.0 : static_cast<double>(allocations) / static_cast<double>(r.cycles),
       max_rss_kb(), rss_after_warmup, current_rss_kb(), extra);
   return r.errors == 0 || r.cycles > 0 ? 0 : 1;
 }

@@ -48,6 +48,14 @@ std::vector<std::string> validate(const client_config& config) {
   if (config.nodes.empty()) {
     throw config_error(errc::no_nodes, "redlock: invalid configuration: no Redis nodes configured");
   }
+  if (config.nodes.size() > max_nodes) {
+    throw config_error(
+        errc::too_many_nodes,
+        fmt::format("redlock: invalid configuration: {} nodes configured, at most {} "
+                    "are supported (Redlock needs a few independent masters: 5 is "
+                    "the usual choice)",
+                    config.nodes.size(), max_nodes));
+  }
   std::set<std::pair<std::string, std::uint16_t>> seen;
   for (std::size_t i = 0; i < config.nodes.size(); ++i) {
     const auto& node = config.nodes[i];

@@ -59,6 +59,8 @@ class redlock_category final : public boost::system::error_category {
         return "invalid configuration: the same node (host and port) is listed twice";
       case errc::invalid_node:
         return "invalid configuration: a node has an empty host, port 0 or a negative database";
+      case errc::too_many_nodes:
+        return "invalid configuration: more than 64 nodes";
     }
     return "unknown redlock error " + std::to_string(value);
   }

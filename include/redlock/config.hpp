@@ -4,6 +4,7 @@
 #include <redlock/error.hpp>
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <stdexcept>
@@ -86,6 +87,9 @@ enum class log_level { debug, info, warning, error };
 /// Receives the library's log lines. The default writes warnings and errors
 /// to stderr.
 using log_sink = std::function<void(log_level, std::string_view)>;
+
+/// The most nodes a client may have (per-node facts of a lock fit one word).
+inline constexpr std::size_t max_nodes = 64;
 
 /// Configuration of a client.
 struct client_config {

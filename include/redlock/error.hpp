@@ -41,6 +41,7 @@ enum class errc {
   no_nodes,              ///< The configuration lists no nodes.
   duplicate_node,        ///< Two nodes in the configuration share host and port.
   invalid_node,          ///< A node has an empty host, port 0 or a negative database.
+  too_many_nodes,        ///< More than max_nodes nodes are configured.
 };
 
 /// The category of #errc. Its name is "redlock".

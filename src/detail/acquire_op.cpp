@@ -105,7 +105,7 @@ void acquire_op::send_attempt(const acquire_fsm::action& next) {
       const auto v = acquire_vote(ec, r);
       if (self->completed()) {
         if (self->granted_ && attempt == self->fsm_.attempt() && v.what == vote::kind::refused) {
-          self->granted_->held_elsewhere_at_acquire[i] = true;
+          self->granted_->held_elsewhere_on(i);
         }
         return;
       }
@@ -165,15 +165,17 @@ void acquire_op::finish(error_code ec) {
     return;
   }
   const auto& round = fsm_.round();
-  std::vector<bool> held_elsewhere;
-  held_elsewhere.reserve(round.nodes());
-  for (const auto& o : round.outcomes()) {
-    held_elsewhere.push_back(o.state == node_outcome::status::held_elsewhere);
+  std::uint64_t held_elsewhere = 0;  // config validation keeps N <= 64
+  for (std::size_t i = 0; i < round.nodes(); ++i) {
+    if (round.outcomes()[i].state == node_outcome::status::held_elsewhere) {
+      held_elsewhere |= std::uint64_t{1} << i;
+    }
   }
-  granted_ = std::make_shared<lock_state>(resource_, token_, options_.ttl,
-                                          round.validity_deadline(), std::move(held_elsewhere));
+  granted_ = std::make_shared<lock_state>(std::move(resource_), std::move(token_), options_.ttl,
+                                          round.validity_deadline(), held_elsewhere);
   complete({}, lock_access::make(granted_, round.outcomes()));
   if (broken_on_purpose().settle_twice) {
+    token_ = granted_->token;
     undo(undo_plan(nodes_->size(), undo_role::send));  // the same attempt, undone too
   }
 }

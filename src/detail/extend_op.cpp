@@ -87,9 +87,9 @@ std::size_t extend_op::possible_holders(const lock_state& lock) const {
   std::size_t holders = 0;
   const auto& outcomes = round_->outcomes();
   for (std::size_t i = 0; i < outcomes.size(); ++i) {
-    const bool never =
-        i < lock.held_elsewhere_at_acquire.size() && lock.held_elsewhere_at_acquire[i];
-    if (outcomes[i].state != node_outcome::status::held_elsewhere && !never) ++holders;
+    if (outcomes[i].state != node_outcome::status::held_elsewhere && !lock.never_held_on(i)) {
+      ++holders;
+    }
   }
   return holders;
 }

@@ -6,28 +6,36 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
-#include <vector>
 
 namespace redlock::detail {
 
 /// Written on the client's strand, read from any thread.
 struct lock_state {
   lock_state(std::string resource, std::string token, std::chrono::milliseconds ttl,
-             clock::time_point deadline, std::vector<bool> held_elsewhere_at_acquire)
+             clock::time_point deadline, std::uint64_t held_elsewhere_at_acquire)
       : resource(std::move(resource)),
         token(std::move(token)),
-        held_elsewhere_at_acquire(std::move(held_elsewhere_at_acquire)),
+        held_elsewhere_at_acquire(held_elsewhere_at_acquire),
         ttl_ms(ttl.count()),
         deadline_ns(deadline.time_since_epoch().count()) {}
 
   const std::string resource;
   const std::string token;
-  /// Per node: another owner's key refused our SET, so our key was never
-  /// there (an extend cannot count that node as a possible holder). Also
-  /// set by refusals that arrive after the quorum. Strand only.
-  std::vector<bool> held_elsewhere_at_acquire;
+  /// Bit i: another owner's key refused our SET on node i, so our key was
+  /// never there (an extend cannot count that node as a possible holder).
+  /// Also set by refusals that arrive after the quorum. Strand only.
+  std::uint64_t held_elsewhere_at_acquire;
+
+  bool never_held_on(std::size_t node) const noexcept {
+    return (held_elsewhere_at_acquire >> node) & 1U;
+  }
+  void held_elsewhere_on(std::size_t node) noexcept {
+    held_elsewhere_at_acquire |= std::uint64_t{1} << node;
+  }
   std::atomic<std::chrono::milliseconds::rep> ttl_ms;
   std::atomic<clock::rep> deadline_ns;
   std::atomic<bool> released{false};

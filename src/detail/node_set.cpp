@@ -42,10 +42,28 @@ void node_set::shutdown() {
   if (closed_) return;
   closed_ = true;
   // Copy: aborting completes operations, which withdraw themselves.
-  const std::vector<registered_operation*> running(running_.begin(), running_.end());
+  std::vector<registered_operation*> running;
+  for (auto* op = running_; op != nullptr; op = op->next_) running.push_back(op);
   for (auto* op : running) op->abort();
   for (auto& c : connections_) c->shutdown();
   wakeups_.shutdown();
+}
+
+void node_set::enroll(registered_operation* op) noexcept {
+  op->previous_ = nullptr;
+  op->next_ = running_;
+  if (running_ != nullptr) running_->previous_ = op;
+  running_ = op;
+}
+
+void node_set::withdraw(registered_operation* op) noexcept {
+  if (op->previous_ != nullptr) {
+    op->previous_->next_ = op->next_;
+  } else {
+    running_ = op->next_;
+  }
+  if (op->next_ != nullptr) op->next_->previous_ = op->previous_;
+  op->previous_ = op->next_ = nullptr;
 }
 
 std::string node_set::key_for(std::string_view resource) const {

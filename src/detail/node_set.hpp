@@ -12,12 +12,12 @@
 #include <memory>
 #include <string>
 #include <string_view>
-#include <unordered_set>
 #include <vector>
 
 namespace redlock::detail {
 
-/// A running operation, as the node set sees it.
+/// A running operation, as the node set sees it: a link in the node set's
+/// list of running operations (intrusive, so enrolling allocates nothing).
 class registered_operation {
  public:
   /// The client is closing: complete with operation_aborted, now or (an
@@ -26,6 +26,11 @@ class registered_operation {
 
  protected:
   ~registered_operation() = default;
+
+ private:
+  friend class node_set;
+  registered_operation* previous_ = nullptr;
+  registered_operation* next_ = nullptr;
 };
 
 class node_set {
@@ -52,8 +57,9 @@ class node_set {
   void cork() noexcept;
   void uncork();
 
-  void enroll(registered_operation* op) { running_.insert(op); }
-  void withdraw(registered_operation* op) { running_.erase(op); }
+  /// Adds `op` to the running operations; withdraw() before it goes.
+  void enroll(registered_operation* op) noexcept;
+  void withdraw(registered_operation* op) noexcept;
 
  private:
   static client_config checked(client_config config);
@@ -64,7 +70,7 @@ class node_set {
   std::string id_;
   wakeup_hub wakeups_;
   std::vector<std::shared_ptr<connection>> connections_;
-  std::unordered_set<registered_operation*> running_;
+  registered_operation* running_ = nullptr;  ///< The first running operation.
   bool closed_ = false;
 };
 

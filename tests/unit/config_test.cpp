@@ -35,6 +35,11 @@ TEST_CASE("client configuration errors are named", "[unit][config]") {
   CHECK(config_error_of({}) == errc::no_nodes);
   CHECK(config_error_of(nodes({7001, 7002, 7001})) == errc::duplicate_node);
   CHECK(config_error_of(nodes({7001, 0, 7003})) == errc::invalid_node);
+  redlock::client_config many;
+  for (std::uint16_t p = 7001; p <= 7065; ++p) many.nodes.push_back(node(p));
+  CHECK(config_error_of(many) == errc::too_many_nodes);
+  many.nodes.pop_back();
+  CHECK(config_error_of(many) == errc{});  // 64 is allowed
 
   auto empty_host = nodes({7001, 7002, 7003});
   empty_host.nodes[1].host.clear();

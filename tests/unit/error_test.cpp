@@ -12,7 +12,7 @@ TEST_CASE("errors have their own category and clear messages", "[unit][error]") 
   CHECK(redlock::error_code(errc::authentication_failed).message().find("authentication") !=
         std::string::npos);
   for (int value = static_cast<int>(errc::not_acquired);
-       value <= static_cast<int>(errc::invalid_node); ++value) {
+       value <= static_cast<int>(errc::too_many_nodes); ++value) {
     const redlock::error_code e(value, redlock::error_category());
     CHECK(e.message().find("unknown") == std::string::npos);
   }
