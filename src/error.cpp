@@ -53,6 +53,8 @@ class redlock_category final : public boost::system::error_category {
         return "invalid argument: min_validity must be non-negative and smaller than the TTL";
       case errc::not_a_lock:
         return "invalid argument: the lock handle is empty";
+      case errc::foreign_lock:
+        return "invalid argument: the lock was acquired through another client";
       case errc::no_nodes:
         return "invalid configuration: no Redis nodes";
       case errc::duplicate_node:

@@ -26,9 +26,8 @@ class node_set;
 /// io_context. Completion handlers run on their associated executor (the
 /// client's executor when they have none).
 ///
-/// Destroying the client closes its connections; operations still pending
-/// complete with boost::asio::error::operation_aborted (the keys they may
-/// have set expire with their TTL).
+/// Destroying the client closes it (see close()). A lock handle belongs to
+/// the client that acquired it: extend and release it through that client.
 class client {
  public:
   using executor_type = boost::asio::any_io_executor;
@@ -43,12 +42,13 @@ class client {
   executor_type get_executor() const noexcept { return executor_; }
 
   /// Closes the connections; pending and later operations complete with
-  /// boost::asio::error::operation_aborted, and once they have, the client
-  /// leaves no work on the executor (io_context::run() can return).
-  /// Commands already queued on a live connection (the deletes of a release
-  /// that has just started) are still written out first, for at most
-  /// connect_timeout; those waiting for a node to reconnect are dropped, and
-  /// their keys expire with their TTL.
+  /// boost::asio::error::operation_aborted. Commands already queued on a
+  /// live connection (the deletes of a release that has just started, and
+  /// the undo that an acquire aborted in mid-attempt queues behind its SETs)
+  /// are still written out first, for at most connect_timeout; those waiting
+  /// for a node to reconnect are dropped, and their keys expire with their
+  /// TTL. After that the client leaves no work on the executor
+  /// (io_context::run() can return).
   void close();
   const client_config& config() const noexcept;
   /// floor(N/2)+1 of the configured N.
@@ -120,7 +120,8 @@ class client {
   /// - errc::quorum_unreachable: too few nodes answered to know (a delete
   ///   sent again after a reconnect that finds no key counts as no answer:
   ///   its first copy may have deleted it);
-  /// - errc::not_a_lock: `held` is empty;
+  /// - errc::not_a_lock: `held` is empty; errc::foreign_lock: it was
+  ///   acquired through another client (nothing is sent);
   /// - boost::asio::error::operation_aborted: cancelled or the client closed
   ///   (the deletes already queued still run; see close()).
   /// Releasing the same acquisition again succeeds at once with removed = 0
@@ -144,8 +145,9 @@ class client {
   /// is the same acquisition as `held` (so it can still be released) with
   /// this round's node outcomes.
   ///
-  /// Completion condition: a quorum confirmed, or a quorum became
-  /// impossible, or the request timeout or the old validity passed.
+  /// Completion condition: a quorum confirmed; or a quorum became
+  /// impossible and no answer still pending could change the error (see
+  /// lock_lost); or the request timeout or the old validity passed.
   ///
   /// Error codes:
   /// - success: the validity deadline of every copy becomes the later of
@@ -154,8 +156,10 @@ class client {
   ///   token: those answering "not ours" now and those where another owner
   ///   refused our SET at acquire time are ruled out, silent ones are not.
   ///   The round waits for the answers that could still decide this, so the
-  ///   verdict does not depend on their order. The validity of every copy
-  ///   ends now, for good (release it to clean up the rest);
+  ///   verdict does not depend on their order. Also when a quorum confirmed
+  ///   but a concurrent extend or release had found the lock lost. The
+  ///   validity of every copy ends now, for good (release it to clean up
+  ///   the rest);
   /// - errc::quorum_unreachable: too few nodes confirmed, but a quorum may
   ///   still hold the key: the old validity still stands, because no key was
   ///   shortened;
@@ -165,8 +169,9 @@ class client {
   ///   before the round was decided (no node is touched if it had ended
   ///   before the call);
   /// - errc::lock_released: the lock had been released;
-  /// - errc::not_a_lock: `held` is empty; an invalid-argument errc for a
-  ///   bad `ttl`;
+  /// - errc::not_a_lock: `held` is empty; errc::foreign_lock: it was
+  ///   acquired through another client; an invalid-argument errc for a bad
+  ///   `ttl`;
   /// - boost::asio::error::operation_aborted: cancelled or the client closed.
   ///
   /// Per-operation cancellation (Boost >= 1.77 slot): completes at once with

@@ -38,6 +38,7 @@ enum class errc {
                          ///< is outside [0, 1].
   invalid_min_validity,  ///< min_validity is negative or not smaller than the TTL.
   not_a_lock,            ///< The lock handle is empty (default-constructed or moved from).
+  foreign_lock,          ///< The lock was acquired through another client.
   no_nodes,              ///< The configuration lists no nodes.
   duplicate_node,        ///< Two nodes in the configuration share host and port.
   invalid_node,          ///< A node has an empty host, port 0 or a negative database.

@@ -56,8 +56,12 @@ acquire_fsm::action acquire_fsm::on_timer(std::uint64_t timer_id, clock::time_po
 acquire_fsm::action acquire_fsm::decided(quorum_fsm::state state, clock::time_point now,
                                          bool answered) {
   if (state == quorum_fsm::state::pending) return {};
-  // The nodes answered an attempt made after these wake-ups: they were used.
-  if (answered) wakes_used_ = std::max(wakes_used_, wakes_at_attempt_);
+  // Enough nodes said yes or no to an attempt made after these wake-ups
+  // that it tested the resource: they were used. (Fast failures from nodes
+  // that are down did not.)
+  if (answered && round_.granted() + round_.refused() >= round_.quorum()) {
+    wakes_used_ = std::max(wakes_used_, wakes_at_attempt_);
+  }
   if (state == quorum_fsm::state::reached) return complete({});
 
   // Undo the attempt wherever our SET may have landed: granted, or the
@@ -114,8 +118,8 @@ acquire_fsm::action acquire_fsm::pause_until(clock::time_point at, bool wait_for
 
 acquire_fsm::action acquire_fsm::on_release_seen(bool here, clock::time_point now) {
   if (phase_ != phase::done && phase_ != phase::idle) {
-    unused_wake_here_ = here || (wakes_ > wakes_used_ && unused_wake_here_);
     ++wakes_;
+    if (here) last_wake_here_ = wakes_;
   }
   switch (phase_) {
     case phase::attempting:
@@ -159,7 +163,7 @@ acquire_fsm::action acquire_fsm::complete(error_code error) {
   next.what = action::kind::complete;
   next.error = error;
   next.pass_on_wake = error && wakes_ > wakes_used_;
-  next.wake_here = unused_wake_here_;
+  next.wake_here = last_wake_here_ > wakes_used_;
   return next;
 }
 

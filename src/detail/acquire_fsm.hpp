@@ -107,7 +107,7 @@ class acquire_fsm {
   std::uint64_t wakes_ = 0;
   std::uint64_t wakes_at_attempt_ = 0;  ///< wakes_ when the current attempt started.
   std::uint64_t wakes_used_ = 0;
-  bool unused_wake_here_ = false;  ///< One of the unused ones came from this client.
+  std::uint64_t last_wake_here_ = 0;  ///< Number of the last one from this client's own release.
 };
 
 }  // namespace redlock::detail

@@ -171,8 +171,8 @@ void acquire_op::finish(error_code ec) {
       held_elsewhere |= std::uint64_t{1} << i;
     }
   }
-  granted_ = std::make_shared<lock_state>(std::move(resource_), std::move(token_), options_.ttl,
-                                          round.validity_deadline(), held_elsewhere);
+  granted_ = std::make_shared<lock_state>(nodes_->serial(), std::move(resource_), std::move(token_),
+                                          options_.ttl, round.validity_deadline(), held_elsewhere);
   complete({}, lock_access::make(granted_, round.outcomes()));
   if (broken_on_purpose().settle_twice) {
     token_ = granted_->token;

@@ -350,7 +350,10 @@ void connection::fail(error_code ec) {
 
 void connection::shutdown() {
   if (state_ == state::closed) return;
-  const bool flush = state_ == state::ready && (write_in_flight_ || !pending_output_.empty());
+  // Also with replies still owed: closing with unread data would reset the
+  // connection, and a reset may discard bytes of ours not yet sent.
+  const bool flush = state_ == state::ready &&
+                     (write_in_flight_ || !pending_output_.empty() || !awaiting_reply_.empty());
   state_ = state::closed;
   reconnect_timer_.cancel();
   if (flush) {
@@ -362,7 +365,12 @@ void connection::shutdown() {
           if (!ec && generation == generation_) drop_socket();
         });
     corked_ = 0;
-    if (!write_in_flight_) write();
+    if (!write_in_flight_ && !pending_output_.empty()) {
+      write();
+    } else if (!write_in_flight_) {
+      error_code ignored;
+      socket_.shutdown(boost::asio::ip::tcp::socket::shutdown_send, ignored);
+    }
   } else {
     drop_socket();
   }

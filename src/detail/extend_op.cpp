@@ -8,7 +8,8 @@
 namespace redlock::detail {
 namespace {
 
-round_rules extend_rules(milliseconds ttl, double drift_factor, clock::time_point old_deadline) {
+round_rules extend_rules(milliseconds ttl, double drift_factor, clock::time_point old_deadline,
+                         std::uint64_t never_holders) {
   round_rules rules;
   rules.ttl = ttl;
   rules.drift_factor = drift_factor;
@@ -18,7 +19,9 @@ round_rules extend_rules(milliseconds ttl, double drift_factor, clock::time_poin
   // Not ours on some nodes, no answer from others: a majority may still
   // hold it until the old deadline, so the handle keeps that validity.
   rules.mixed_error = errc::quorum_unreachable;
-  rules.settle_refusals = true;
+  rules.prove_refusals = true;
+  // Refused by another owner at acquire time: our key was never there.
+  rules.never_holders = never_holders;
   return rules;
 }
 
@@ -34,6 +37,7 @@ extend_op::extend_op(std::shared_ptr<node_set> nodes, redlock::lock held, millis
 void extend_op::run() {
   const auto& state = lock_access::state(held_);
   if (!state) return finish(errc::not_a_lock);
+  if (state->client != nodes_->serial()) return finish(errc::foreign_lock);
   if (state->released.load()) return finish(errc::lock_released);
   lock_options options;
   options.ttl = ttl_;
@@ -46,52 +50,47 @@ void extend_op::run() {
   const auto deadline = state->deadline();
   if (start >= deadline) return finish(errc::lock_expired);
 
-  round_.emplace(nodes_->size(), extend_rules(ttl_, nodes_->config().drift_factor, deadline));
+  round_.emplace(nodes_->size(), extend_rules(ttl_, nodes_->config().drift_factor, deadline,
+                                              state->held_elsewhere_at_acquire));
   round_->start(start);
   auto self = shared_from_this();
   const auto command = extend_command(nodes_->key_for(state->resource), state->token, ttl_);
   for (std::size_t i = 0; i < nodes_->size(); ++i) {
     nodes_->node(i).send(command, [self, i](error_code ec, const reply& r) {
       if (self->completed()) return;
+      self->refresh_never_holders();
       self->decided(self->round_->on_vote(i, extend_vote(ec, r), clock::now()));
     });
   }
   timer_.expires_at(std::min(start + effective_request_timeout(options), deadline));
   timer_.async_wait([self](error_code ec) {
     if (ec || self->completed()) return;
+    self->refresh_never_holders();
     self->decided(self->round_->on_timeout(clock::now()));
   });
+}
+
+void extend_op::refresh_never_holders() {
+  // The acquire records refusals that reach it after its quorum, maybe
+  // while this round runs.
+  round_->add_never_holders(lock_access::state(held_)->held_elsewhere_at_acquire);
 }
 
 void extend_op::decided(quorum_fsm::state state) {
   if (state == quorum_fsm::state::pending) return;
   const auto& lock = lock_access::state(held_);
   if (state == quorum_fsm::state::reached) {
+    // Found lost meanwhile (by a concurrent extend or release): it stays so.
+    if (lock->found_lost.load()) return finish(errc::lock_lost);
     lock->extended(ttl_, round_->validity_deadline());
     return finish({});
   }
-  auto error = round_->error();
-  if (error == errc::quorum_unreachable && possible_holders(*lock) < round_->quorum()) {
-    error = make_error_code(errc::lock_lost);
-  }
+  const auto error = round_->error();
   // A majority no longer holds our token: nothing may trust the lock now.
   if (error == errc::lock_lost) lock->lost(clock::now());
   // Any other failure changed no expiry downwards (the script never
   // shortens), so the validity the handle had still holds.
   finish(error);
-}
-
-std::size_t extend_op::possible_holders(const lock_state& lock) const {
-  // Nodes that may still hold our key: not "not ours" now, and not held by
-  // another owner when we acquired. Silent nodes count, as they may.
-  std::size_t holders = 0;
-  const auto& outcomes = round_->outcomes();
-  for (std::size_t i = 0; i < outcomes.size(); ++i) {
-    if (outcomes[i].state != node_outcome::status::held_elsewhere && !lock.never_held_on(i)) {
-      ++holders;
-    }
-  }
-  return holders;
 }
 
 void extend_op::cancel() { finish(boost::asio::error::operation_aborted); }

@@ -19,9 +19,9 @@ class extend_op final : public operation<extend_op, error_code, redlock::lock> {
  private:
   void run() override;
   void cancel() override;
+  void refresh_never_holders();
   void decided(quorum_fsm::state state);
   void finish(error_code ec);
-  std::size_t possible_holders(const lock_state& lock) const;
 
   redlock::lock held_;
   milliseconds ttl_;

@@ -15,14 +15,17 @@ namespace redlock::detail {
 
 /// Written on the client's strand, read from any thread.
 struct lock_state {
-  lock_state(std::string resource, std::string token, std::chrono::milliseconds ttl,
-             clock::time_point deadline, std::uint64_t held_elsewhere_at_acquire)
-      : resource(std::move(resource)),
+  lock_state(std::uint64_t client, std::string resource, std::string token,
+             std::chrono::milliseconds ttl, clock::time_point deadline,
+             std::uint64_t held_elsewhere_at_acquire)
+      : client(client),
+        resource(std::move(resource)),
         token(std::move(token)),
         held_elsewhere_at_acquire(held_elsewhere_at_acquire),
         ttl_ms(ttl.count()),
         deadline_ns(deadline.time_since_epoch().count()) {}
 
+  const std::uint64_t client;  ///< node_set::serial() of the client that acquired it.
   const std::string resource;
   const std::string token;
   /// Bit i: another owner's key refused our SET on node i, so our key was

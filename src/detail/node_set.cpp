@@ -3,12 +3,23 @@
 #include "detail/logger.hpp"
 #include "detail/random.hpp"
 
+#include <atomic>
+
 namespace redlock::detail {
+namespace {
+
+std::uint64_t next_serial() noexcept {
+  static std::atomic<std::uint64_t> last{0};
+  return last.fetch_add(1, std::memory_order_relaxed) + 1;
+}
+
+}  // namespace
 
 node_set::node_set(boost::asio::any_io_executor executor, client_config config)
     : strand_(boost::asio::make_strand(executor)),
       config_(checked(std::move(config))),
       id_(make_token()),
+      serial_(next_serial()),
       wakeups_(strand_, config_.nodes, settings_of(config_), id_) {
   connections_.reserve(config_.nodes.size());
   for (const auto& node : config_.nodes) {

@@ -9,6 +9,7 @@
 
 #include <redlock/config.hpp>
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -52,6 +53,8 @@ class node_set {
   std::string key_for(std::string_view resource) const;
   /// Random per client: the payload of its release announcements.
   const std::string& id() const noexcept { return id_; }
+  /// Unique in the process: which client a lock handle belongs to.
+  std::uint64_t serial() const noexcept { return serial_; }
 
   /// While corked, what is sent leaves in one write per node. Nests.
   void cork() noexcept;
@@ -68,6 +71,7 @@ class node_set {
   strand_type strand_;
   client_config config_;
   std::string id_;
+  std::uint64_t serial_;
   wakeup_hub wakeups_;
   std::vector<std::shared_ptr<connection>> connections_;
   registered_operation* running_ = nullptr;  ///< The first running operation.

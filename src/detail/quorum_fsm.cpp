@@ -110,20 +110,43 @@ quorum_fsm::state quorum_fsm::decide(clock::time_point now) {
   // Fail as soon as the nodes that have not said no can no longer make a majority.
   const auto spare = nodes() - quorum();
   if (refused_ + failed_ > spare) {
-    const auto pending = nodes() - granted_ - refused_ - failed_;
-    if (rules_.settle_refusals && refused_ <= spare && refused_ + pending > spare &&
+    const auto out = ruled_out();
+    if (rules_.prove_refusals && out <= spare && out + open_pending() > spare &&
         now < rules_.hard_deadline) {
       return state_;
     }
-    error_ = now >= rules_.hard_deadline ? make_error_code(errc::lock_expired) : failure_cause();
+    error_ = now >= rules_.hard_deadline ? make_error_code(errc::lock_expired) : failure_cause(out);
     state_ = state::failed;
   }
   return state_;
 }
 
-error_code quorum_fsm::failure_cause() const {
+bool quorum_fsm::never_holds(std::size_t node) const noexcept {
+  return node < 64 && ((rules_.never_holders >> node) & 1U) != 0;
+}
+
+std::size_t quorum_fsm::ruled_out() const noexcept {
+  std::size_t out = 0;
+  for (std::size_t i = 0; i < outcomes_.size(); ++i) {
+    const auto s = outcomes_[i].state;
+    if (s == status::held_elsewhere || (never_holds(i) && s != status::acquired)) ++out;
+  }
+  return out;
+}
+
+std::size_t quorum_fsm::open_pending() const noexcept {
+  std::size_t open = 0;
+  for (std::size_t i = 0; i < outcomes_.size(); ++i) {
+    if (outcomes_[i].state == status::pending && !never_holds(i)) ++open;
+  }
+  return open;
+}
+
+error_code quorum_fsm::failure_cause(std::size_t ruled_out) const {
+  const auto spare = nodes() - quorum();
+  if (rules_.prove_refusals && ruled_out > spare) return make_error_code(rules_.refusal_error);
   // Failures alone would have sunk the round: the nodes are the problem.
-  if (failed_ > nodes() - quorum()) {
+  if (failed_ > spare) {
     const auto auth = make_error_code(errc::authentication_failed);
     const bool all_auth = std::all_of(outcomes_.begin(), outcomes_.end(), [&](const auto& o) {
       return o.state != status::failed || o.error == auth;
@@ -131,7 +154,7 @@ error_code quorum_fsm::failure_cause() const {
     // Wrong credentials are a configuration error worth naming as such.
     return all_auth ? auth : make_error_code(errc::quorum_unreachable);
   }
-  if (refused_ > nodes() - quorum()) return make_error_code(rules_.refusal_error);
+  if (ruled_out > spare) return make_error_code(rules_.refusal_error);
   return make_error_code(rules_.mixed_error);
 }
 

@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 namespace redlock::detail {
@@ -38,10 +39,16 @@ struct round_rules {
   /// Reported when refusals and failures together make it impossible and
   /// neither would have alone.
   errc mixed_error = errc::not_acquired;
-  /// Once the quorum is out of reach, wait for the nodes still pending while
-  /// their refusals alone could yet rule it out, so that the error does not
-  /// depend on the order the answers arrive in (extend: lost or not).
-  bool settle_refusals = false;
+  /// Extend: refusals are evidence that the lock is lost. Once the quorum
+  /// is out of reach, wait for the pending nodes while their refusals could
+  /// still prove that fewer than a quorum hold our key (so the verdict does
+  /// not depend on the order of the answers), and report refusal_error
+  /// whenever they prove it, before any other cause.
+  bool prove_refusals = false;
+  /// Bit i: node i cannot hold our key whatever it answers (extend: another
+  /// owner held it when we acquired); counted with the refusals unless it
+  /// grants.
+  std::uint64_t never_holders = 0;
 };
 
 class quorum_fsm {
@@ -62,6 +69,9 @@ class quorum_fsm {
   state on_vote(std::size_t node, const vote& v, clock::time_point now);
   /// The request timeout: every node still pending has failed.
   state on_timeout(clock::time_point now);
+  /// More nodes known never to hold our key (round_rules::never_holders),
+  /// learnt during the round; they count from the next event on.
+  void add_never_holders(std::uint64_t nodes) noexcept { rules_.never_holders |= nodes; }
   /// Ends a pending round as failed with `error` (a cancellation): every
   /// node still pending has failed with it. A decided round stays decided.
   state abandon(error_code error);
@@ -85,7 +95,12 @@ class quorum_fsm {
  private:
   bool accepts(std::size_t node) const noexcept;
   state decide(clock::time_point now);
-  error_code failure_cause() const;
+  error_code failure_cause(std::size_t ruled_out) const;
+  bool never_holds(std::size_t node) const noexcept;
+  /// Nodes that cannot hold our key: refused, or never_holders not granting.
+  std::size_t ruled_out() const noexcept;
+  /// Pending nodes whose refusal would still count.
+  std::size_t open_pending() const noexcept;
 
   round_rules rules_;
   clock::duration drift_;

@@ -15,6 +15,7 @@ release_op::release_op(std::shared_ptr<node_set> nodes, redlock::lock held,
 void release_op::run() {
   const auto& state = lock_access::state(held_);
   if (!state) return finish(errc::not_a_lock);
+  if (state->client != nodes_->serial()) return finish(errc::foreign_lock);
   // A second release of the same acquisition (through any copy) does
   // nothing: the first one's deletes are queued, and nobody is woken twice.
   if (!state->begin_release()) return finish({});

@@ -297,7 +297,8 @@ TEST_CASE("a handler is never invoked from inside the initiating function", "[in
   };
 
   const redlock::lock nothing;
-  check_not_inline([&](auto h) { locks.async_acquire("", {}, std::move(h)); }, errc::empty_resource);
+  check_not_inline([&](auto h) { locks.async_acquire("", {}, std::move(h)); },
+                   errc::empty_resource);
   check_not_inline([&](auto h) { locks.async_acquire("r", once(0ms), std::move(h)); },
                    errc::invalid_ttl);
   check_not_inline([&](auto h) { locks.async_release(nothing, std::move(h)); }, errc::not_a_lock);
@@ -335,7 +336,8 @@ TEST_CASE("handlers run on their associated executor", "[integration]") {
       return s;
     };
 
-    auto locked = on_strand([&](auto h) { locks.async_acquire("stranded", once(5s), std::move(h)); });
+    auto locked =
+        on_strand([&](auto h) { locks.async_acquire("stranded", once(5s), std::move(h)); });
     REQUIRE_FALSE(locked->ec);
     auto extended = on_strand([&](auto h) { locks.async_extend(locked->held, 20s, std::move(h)); });
     REQUIRE_FALSE(extended->ec);
@@ -354,9 +356,9 @@ TEST_CASE("handlers run on their associated executor", "[integration]") {
     asio::io_context other;
     auto called = std::make_shared<std::optional<bool>>();
     locks.async_acquire("elsewhere", once(5s),
-                     asio::bind_executor(other, [called, &other](error_code ec, redlock::lock) {
-                       called->emplace(!ec && other.get_executor().running_in_this_thread());
-                     }));
+                        asio::bind_executor(other, [called, &other](error_code ec, redlock::lock) {
+                          called->emplace(!ec && other.get_executor().running_in_this_thread());
+                        }));
     // The client works on e.io; the handler may only run inside other.run().
     const auto deadline = steady::now() + op_limit;
     e.io.restart();

@@ -8,6 +8,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/use_future.hpp>
 #include <boost/version.hpp>
 
 #if BOOST_VERSION >= 107700
@@ -17,9 +18,9 @@
 #include <atomic>
 #include <future>
 #include <memory>
-#include <utility>
 #include <string>
 #include <thread>
+#include <utility>
 #include <variant>
 #include <vector>
 

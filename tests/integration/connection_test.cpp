@@ -32,9 +32,9 @@ TEST_CASE("200 concurrent locks from one client share a single connection per no
   auto locked = std::make_shared<std::vector<lock_result>>();
   for (std::size_t i = 0; i < count; ++i) {
     locks.async_acquire("job-" + std::to_string(i), once(10s),
-                     [locked](error_code ec, redlock::lock held) {
-                       locked->push_back({ec, std::move(held)});
-                     });
+                        [locked](error_code ec, redlock::lock held) {
+                          locked->push_back({ec, std::move(held)});
+                        });
   }
   run_until(e.io, [&] { return locked->size() == count; });
 
@@ -145,7 +145,7 @@ TEST_CASE("destroying the client completes pending operations with operation_abo
 
   SECTION("a lock") {
     locks->async_acquire("stuck", once(30s, 20s),
-                      [result](error_code ec, redlock::lock) { result->emplace(ec); });
+                         [result](error_code ec, redlock::lock) { result->emplace(ec); });
   }
   SECTION("an extend") {
     locks->async_extend(held.held, 30s,
@@ -184,7 +184,7 @@ TEST_CASE("close() aborts pending and later operations and leaves no work on the
 
   auto pending = std::make_shared<std::optional<error_code>>();
   locks.async_acquire("stuck", once(30s, 20s),
-                   [pending](error_code ec, redlock::lock) { pending->emplace(ec); });
+                      [pending](error_code ec, redlock::lock) { pending->emplace(ec); });
   e.io.restart();
   e.io.poll();
   REQUIRE_FALSE(pending->has_value());
@@ -195,7 +195,7 @@ TEST_CASE("close() aborts pending and later operations and leaves no work on the
   };
   auto later = std::make_shared<later_results>();
   locks.async_acquire("after-close", once(),
-                   [later](error_code ec, redlock::lock) { later->locked = ec; });
+                      [later](error_code ec, redlock::lock) { later->locked = ec; });
   locks.async_extend(held.held, 30s,
                      [later](error_code ec, redlock::lock) { later->extended = ec; });
   locks.async_release(held.held, [later](error_code ec, std::size_t) { later->unlocked = ec; });
@@ -266,7 +266,8 @@ TEST_CASE("an expired retried command fails on reconnect only after the live one
         format_command({"RPUSH", list, "Y"}), [&](error_code, const reply&) { y_done = true; },
         now + 10s);
   });
-  run_until(e.io, [&] { return y_done && z_done; }, 5s);
+  run_until(
+      e.io, [&] { return y_done && z_done; }, 5s);
   CHECK(*x_error == errc::node_timeout);
   e.admin[0]->command({"SELECT", "1"});
   const auto order = e.admin[0]->command({"LRANGE", list, "0", "-1"});
@@ -308,8 +309,7 @@ TEST_CASE("a retried command's reply is marked repeated only if its first copy w
   SECTION("written, then the connection dropped before its reply") {
     proxy.hold_replies(true);
     const auto before = proxy.traffic().to_servers;
-    boost::asio::post(strand,
-                      [&] { conn->send(del, on_reply, redlock::clock::now() + 10s); });
+    boost::asio::post(strand, [&] { conn->send(del, on_reply, redlock::clock::now() + 10s); });
     REQUIRE(poll_until(e.io, [&] { return proxy.traffic().to_servers > before; }));
     proxy.reset_connections();
     proxy.hold_replies(false);

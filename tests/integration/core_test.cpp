@@ -523,6 +523,22 @@ TEST_CASE("a woken waiter that gives up passes the wake-up on to the next waiter
   CHECK(e.release_everywhere(locks, (*second)->held).removed >= 3);
 }
 
+// Second review: a handle used through another client was extended with
+// the first client's per-node facts and raced its strand; it is refused.
+TEST_CASE("a lock is extended and released only through the client that acquired it",
+          "[integration]") {
+  env e;
+  redlock::client first(e.io.get_executor(), e.config);
+  redlock::client second(e.io.get_executor(), e.config);
+  auto got = acquire(e.io, first, "owned", once());
+  REQUIRE_FALSE(got.ec);
+  CHECK(extend(e.io, second, got.held, 20s).ec == errc::foreign_lock);
+  CHECK(release(e.io, second, got.held).ec == errc::foreign_lock);
+  CHECK(got.held.valid());
+  CHECK_FALSE(got.held.released());
+  CHECK(e.release_everywhere(first, got.held).removed >= 3);
+}
+
 TEST_CASE("blocking_client::try_acquire returns no lock when it is held elsewhere",
           "[integration]") {
   env e;

@@ -112,9 +112,10 @@ TEST_CASE("extend after the key was deleted on 3 of 5 nodes fails with lock_lost
   }
 }
 
-TEST_CASE("unlock after a foreign token took over the key everywhere fails with lock_lost and "
-          "removes nothing",
-          "[integration]") {
+TEST_CASE(
+    "unlock after a foreign token took over the key everywhere fails with lock_lost and "
+    "removes nothing",
+    "[integration]") {
   env e;
   redlock::client locks(e.io.get_executor(), e.config);
   const auto key = e.key("taken-over");

@@ -330,6 +330,30 @@ TEST_CASE("acquire_fsm: a wake-up not used by an attempt is passed on when givin
     CHECK(done.pass_on_wake);
     CHECK(done.wake_here);
   }
+  // Second review: an attempt that failed fast on nodes that are down did
+  // not test the resource, and a wake-up from our own release that was used
+  // must not make a later, announced one look like ours.
+  SECTION("an attempt that only failed fast did not use it") {
+    REQUIRE(fsm.on_release_seen(false, t0 + 10ms).what == kind::pause);
+    const auto jittered = fsm.on_release_seen(false, t0 + 10ms);
+    const auto attempt = fsm.on_timer(jittered.timer_id, t0 + 11ms);
+    REQUIRE(attempt.what == kind::send_attempt);
+    const auto undo = fsm.on_vote(2, 0, failed(errc::node_unavailable), t0 + 12ms);
+    REQUIRE(undo.what == kind::undo);
+    fsm.on_undone(t0 + 13ms);
+    const auto done = fsm.on_cancel(t0 + 14ms);
+    REQUIRE(done.what == kind::complete);
+    CHECK(done.pass_on_wake);
+  }
+  SECTION("a used wake-up from our own release does not make a later one ours") {
+    REQUIRE(fsm.on_release_seen(true, t0 + 10ms).what == kind::send_attempt);
+    CHECK(fsm.on_release_seen(false, t0 + 11ms).what == kind::none);  // announced
+    REQUIRE(fsm.on_vote(2, 0, refused, t0 + 12ms).what == kind::pause);
+    const auto done = fsm.on_cancel(t0 + 13ms);
+    REQUIRE(done.what == kind::complete);
+    CHECK(done.pass_on_wake);
+    CHECK_FALSE(done.wake_here);
+  }
   SECTION("success keeps it") {
     const auto attempt = fsm.on_release_seen(true, t0 + 10ms);
     REQUIRE(attempt.what == kind::send_attempt);

@@ -326,7 +326,7 @@ TEST_CASE("extend rules: lost or not does not depend on the order of the answers
   auto rules = rules_with_ttl(2000ms);
   rules.refusal_error = errc::lock_lost;
   rules.mixed_error = errc::quorum_unreachable;
-  rules.settle_refusals = true;
+  rules.prove_refusals = true;
   SECTION("failure first: waits for the node that could still refuse") {
     quorum_fsm fsm(3, rules);
     fsm.start(t0);
@@ -351,10 +351,50 @@ TEST_CASE("extend rules: lost or not does not depend on the order of the answers
     CHECK(fsm.error() == errc::quorum_unreachable);
   }
   SECTION("without the rule (acquire) the round fails at once") {
-    rules.settle_refusals = false;
+    rules.prove_refusals = false;
     quorum_fsm fsm(3, rules);
     fsm.start(t0);
     fsm.on_failed(0, errc::node_unavailable, t0 + 1ms);
     CHECK(fsm.on_refused(1, t0 + 2ms) == state::failed);
+  }
+}
+
+// Second review: nodes held by another owner at acquire time could not hold
+// our key, but the wait for deciding answers ignored them, so the verdict
+// still depended on the order of the answers.
+TEST_CASE("extend rules: nodes that never held the key count with the refusals",
+          "[unit][quorum][extend]") {
+  auto rules = rules_with_ttl(2000ms);
+  rules.refusal_error = errc::lock_lost;
+  rules.mixed_error = errc::quorum_unreachable;
+  rules.prove_refusals = true;
+  rules.never_holders = 1U << 0;  // node 0 refused our acquire
+  SECTION("nodes 0-2 fail first, then 3 and 4 say not ours") {
+    quorum_fsm fsm(5, rules);
+    fsm.start(t0);
+    fsm.on_failed(0, errc::node_unavailable, t0 + 1ms);
+    fsm.on_failed(1, errc::node_unavailable, t0 + 1ms);
+    CHECK(fsm.on_failed(2, errc::node_unavailable, t0 + 1ms) == state::pending);
+    CHECK(fsm.on_refused(3, t0 + 2ms) == state::pending);
+    REQUIRE(fsm.on_refused(4, t0 + 3ms) == state::failed);
+    CHECK(fsm.error() == errc::lock_lost);
+  }
+  SECTION("3 and 4 say not ours first") {
+    quorum_fsm fsm(5, rules);
+    fsm.start(t0);
+    fsm.on_refused(3, t0 + 1ms);
+    fsm.on_refused(4, t0 + 1ms);
+    fsm.on_failed(0, errc::node_unavailable, t0 + 2ms);
+    REQUIRE(fsm.on_failed(1, errc::node_unavailable, t0 + 2ms) == state::failed);
+    CHECK(fsm.error() == errc::lock_lost);
+  }
+  SECTION("only node 0 and one other ruled out: the rest may hold it") {
+    quorum_fsm fsm(5, rules);
+    fsm.start(t0);
+    fsm.on_refused(4, t0 + 1ms);
+    fsm.on_failed(1, errc::node_unavailable, t0 + 1ms);
+    fsm.on_failed(2, errc::node_unavailable, t0 + 1ms);
+    REQUIRE(fsm.on_failed(3, errc::node_unavailable, t0 + 1ms) == state::failed);
+    CHECK(fsm.error() == errc::quorum_unreachable);
   }
 }
