@@ -70,8 +70,10 @@ std::string release_command(std::string_view key, std::string_view token, std::s
 }
 
 std::string release_channel(std::string_view key) {
-  std::string channel("redlock:released:");
-  channel.append(key);
+  constexpr std::string_view prefix = "redlock:released:";
+  std::string channel;
+  channel.reserve(prefix.size() + key.size());  // one allocation, not two
+  channel.append(prefix).append(key);
   return channel;
 }
 

@@ -118,10 +118,13 @@ void connection::on_connected() {
   auto self = shared_from_this();
   for (std::size_t i = 0; i < setup.size(); ++i) {
     const bool last = i + 1 == setup.size();
-    enqueue_write(setup[i], [this, self, last](error_code ec, const reply& r) {
-      if (!ec && r.is_error()) ec = classify_error_reply(r.text);
-      on_handshake_reply(ec, r, last);
-    });
+    enqueue_write(
+        setup[i],
+        [this, self, last](error_code ec, const reply& r) {
+          if (!ec && r.is_error()) ec = classify_error_reply(r.text);
+          on_handshake_reply(ec, r, last);
+        },
+        retry{}, false);
   }
 }
 
@@ -149,11 +152,12 @@ void connection::become_ready() {
   const auto now = clock::now();
   std::vector<callback> expired;
   for (auto& command : queued) {
-    if (command.retry_until != clock::time_point{} && now >= command.retry_until) {
+    if (command.again.command && now >= command.again.until) {
       expired.push_back(std::move(command.done));
       continue;
     }
-    enqueue_write(command.command, std::move(command.done), command.retry_until, command.repeated);
+    const auto bytes = command.bytes();
+    enqueue_write(bytes, std::move(command.done), std::move(command.again), command.repeated);
   }
   // Only once everything still due is queued: these callbacks may send.
   for (auto& done : expired) done(errc::node_timeout, reply{});
@@ -170,22 +174,24 @@ void connection::on_push(push_handler handler) { push_handler_ = std::move(handl
 
 void connection::on_ready(unique_function<void()> handler) { ready_handler_ = std::move(handler); }
 
-void connection::send(std::string_view command, callback done, clock::time_point retry_until) {
-  const bool waits_for_reconnect = retry_until != clock::time_point{} && clock::now() < retry_until;
+void connection::send_command(std::string_view command, callback done, retry again) {
+  // A retried command is kept by reference; a plain one is copied only if
+  // it must wait for the connection.
+  const auto wait = [&] {
+    not_connected_.push_back(
+        {again.command ? std::string() : std::string(command), std::move(done), std::move(again)});
+  };
   switch (state_) {
     case state::ready:
-      enqueue_write(command, std::move(done), retry_until);
+      enqueue_write(command, std::move(done), std::move(again), false);
       return;
     case state::idle:
     case state::connecting:
     case state::handshaking:
-      not_connected_.push_back({std::string(command), std::move(done), retry_until});
-      return;
+      return wait();
     case state::backoff:
-      if (waits_for_reconnect) {
-        not_connected_.push_back({std::string(command), std::move(done), retry_until});
-        return;
-      }
+      // Read the clock only here: the common, ready case must not pay for it.
+      if (again.command && clock::now() < again.until) return wait();
       break;
     case state::closed:
       break;
@@ -197,16 +203,14 @@ void connection::send(std::string_view command, callback done, clock::time_point
   boost::asio::post(strand_, [done = std::move(done), ec]() mutable { done(ec, reply{}); });
 }
 
-void connection::enqueue_write(std::string_view command, callback done,
-                               clock::time_point retry_until, bool repeated) {
+void connection::enqueue_write(std::string_view command, callback done, retry again,
+                               bool repeated) {
   if (awaiting_reply_.empty()) {
     last_progress_ = clock::now();
     if (!stall_timer_armed_) watch_for_stall();
   }
   pending_output_.append(command);
-  awaiting_reply_.push_back(
-      {std::move(done), retry_until == clock::time_point{} ? std::string() : std::string(command),
-       retry_until, repeated});
+  awaiting_reply_.push_back({std::move(done), std::move(again), repeated});
   if (!write_in_flight_ && corked_ == 0) write();
 }
 
@@ -402,28 +406,28 @@ void connection::fail_pending(error_code ec) {
   // anything sent later, whether or not they ran on this one.
   const auto now = clock::now();
   const bool reconnecting = state_ != state::closed;
-  std::deque<waiting_command> again;
+  const auto due = [&](const retry& r) { return reconnecting && r.command && now < r.until; };
+  std::deque<waiting_command> next;
   for (std::size_t i = 0; i < awaiting.size(); ++i) {
     auto& command = awaiting[i];
-    if (reconnecting && !command.resend.empty() && now < command.retry_until) {
+    if (due(command.again)) {
       // Written (maybe in part): it may have run, so its next answer is a repeat's.
       const bool repeated = i < written || command.repeated;
-      again.push_back(
-          {std::move(command.resend), std::move(command.done), command.retry_until, repeated});
+      next.push_back({{}, std::move(command.done), std::move(command.again), repeated});
     } else {
       command.done(ec, reply{});
     }
   }
   for (auto& command : waiting) {
-    if (reconnecting && command.retry_until != clock::time_point{} && now < command.retry_until) {
-      again.push_back(std::move(command));
+    if (due(command.again)) {
+      next.push_back(std::move(command));
     } else {
       command.done(ec, reply{});
     }
   }
   // Callbacks above may have queued more: those come after the retried ones.
-  for (auto& command : not_connected_) again.push_back(std::move(command));
-  not_connected_ = std::move(again);
+  for (auto& command : not_connected_) next.push_back(std::move(command));
+  not_connected_ = std::move(next);
 }
 
 }  // namespace redlock::detail

@@ -61,7 +61,16 @@ class connection : public std::enable_shared_from_this<connection> {
   /// thing on the next connection (its reply then says `repeated` if the
   /// first copy had been written); past `retry_until` it fails with
   /// errc::node_timeout. Left unset, a down node fails it at once.
-  void send(std::string_view command, callback done, clock::time_point retry_until = {});
+  void send(std::string_view command, callback done) {
+    send_command(command, std::move(done), retry{});
+  }
+  /// The same with a command that is idempotent and shared by every node's
+  /// connection: kept by reference for a resend instead of copied.
+  void send(std::shared_ptr<const std::string> command, callback done,
+            clock::time_point retry_until) {
+    const std::string_view bytes = *command;  // before `command` is moved from
+    send_command(bytes, std::move(done), {std::move(command), retry_until});
+  }
   /// Closes for good; everything pending fails with errc::connection_closed.
   /// Commands already queued on a ready connection are still written out
   /// (for at most connect_timeout) before the socket closes.
@@ -86,16 +95,24 @@ class connection : public std::enable_shared_from_this<connection> {
 
  private:
   enum class state { idle, connecting, handshaking, ready, backoff, closed };
+  /// What a retried command keeps to be sent again.
+  struct retry {
+    std::shared_ptr<const std::string> command;  ///< Null: not retried.
+    clock::time_point until{};
+  };
   struct waiting_command {
-    std::string command;
+    std::string command;  ///< Empty when retry.command holds it.
     callback done;
-    clock::time_point retry_until{};
+    retry again;
     bool repeated = false;  ///< Was written on a connection that failed.
+
+    std::string_view bytes() const noexcept {
+      return again.command ? std::string_view(*again.command) : std::string_view(command);
+    }
   };
   struct awaited_command {
     callback done;
-    std::string resend;  ///< Empty unless it is to be retried on the next connection.
-    clock::time_point retry_until{};
+    retry again;
     bool repeated = false;
   };
 
@@ -103,8 +120,8 @@ class connection : public std::enable_shared_from_this<connection> {
   void on_connected();
   void on_handshake_reply(error_code ec, const reply& r, bool last);
   void become_ready();
-  void enqueue_write(std::string_view command, callback done, clock::time_point retry_until = {},
-                     bool repeated = false);
+  void send_command(std::string_view command, callback done, retry again);
+  void enqueue_write(std::string_view command, callback done, retry again, bool repeated);
   void write();
   void read();
   void on_read(std::size_t bytes);

@@ -21,7 +21,9 @@ void release_op::run() {
   if (!state->begin_release()) return finish({});
 
   const auto key = nodes_->key_for(state->resource);
-  const auto command = release_command(key, state->token, release_channel(key), nodes_->id());
+  // One copy of the command for every node, kept for resends too.
+  const auto command = std::make_shared<const std::string>(
+      release_command(key, state->token, release_channel(key), nodes_->id()));
   const auto now = clock::now();
   // The key lives at most this long: past it, a delete has nothing to do.
   const auto retry_until = std::max(now, state->deadline()) + held_.ttl();

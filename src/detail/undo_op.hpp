@@ -29,7 +29,7 @@ class undo_op final : public std::enable_shared_from_this<undo_op> {
   void finish();
 
   std::shared_ptr<node_set> nodes_;
-  std::string command_;
+  std::shared_ptr<const std::string> command_;  ///< Shared by every node's connection.
   undo_plan plan_;
   clock::duration timeout_;
   clock::time_point retry_until_;

@@ -254,7 +254,7 @@ TEST_CASE("an expired retried command fails on reconnect only after the live one
   boost::asio::post(strand, [&] {
     const auto now = redlock::clock::now();
     conn->send(
-        format_command({"RPUSH", list, "X"}),
+        std::make_shared<const std::string>(format_command({"RPUSH", list, "X"})),
         [&](error_code ec, const reply&) {
           x_error = ec;
           // What an undo's callback does: send the next command at once.
@@ -263,8 +263,8 @@ TEST_CASE("an expired retried command fails on reconnect only after the live one
         },
         now + 50ms);
     conn->send(
-        format_command({"RPUSH", list, "Y"}), [&](error_code, const reply&) { y_done = true; },
-        now + 10s);
+        std::make_shared<const std::string>(format_command({"RPUSH", list, "Y"})),
+        [&](error_code, const reply&) { y_done = true; }, now + 10s);
   });
   run_until(
       e.io, [&] { return y_done && z_done; }, 5s);
@@ -302,7 +302,7 @@ TEST_CASE("a retried command's reply is marked repeated only if its first copy w
   run_until(e.io, [&] { return pinged; });
 
   std::optional<bool> repeated;
-  const auto del = format_command({"DEL", e.key("absent")});
+  const auto del = std::make_shared<const std::string>(format_command({"DEL", e.key("absent")}));
   const auto on_reply = [&](error_code ec, const reply& r) {
     if (!ec) repeated = r.repeated;
   };
