@@ -10,7 +10,8 @@ release_op::release_op(std::shared_ptr<node_set> nodes, redlock::lock held,
                        completion<error_code, std::size_t> done)
     : operation(std::move(nodes), std::move(done)),
       held_(std::move(held)),
-      timer_(nodes_->strand()) {}
+      timer_(nodes_->strand()),
+      tally_(nodes_->size()) {}
 
 void release_op::run() {
   const auto& state = lock_access::state(held_);
@@ -34,7 +35,6 @@ void release_op::run() {
     // and that attempt leave in one write per node.
     const corked batch(*nodes_);
     for (std::size_t i = 0; i < nodes_->size(); ++i) {
-      ++outstanding_;
       nodes_->node(i).send(
           command, [self](error_code ec, const reply& r) { self->on_reply(ec, r); }, retry_until);
     }
@@ -51,20 +51,17 @@ void release_op::run() {
 }
 
 void release_op::on_reply(error_code ec, const reply& r) {
-  --outstanding_;
   if (completed()) return;
-  // A 0 from a delete sent again after a reconnect is no evidence: the
-  // first copy may have deleted our key. It counts as no answer.
-  if (!ec && r.type == reply::kind::integer && !(r.repeated && r.integer == 0)) {
-    ++answered_;
-    if (r.integer == 1) ++removed_;
+  switch (tally_.on_answer(delete_outcome(ec, r))) {
+    case release_tally::verdict::pending:
+      return;
+    case release_tally::verdict::released:
+      return finish({});
+    case release_tally::verdict::lost:
+      return finish(errc::lock_lost);
+    case release_tally::verdict::unknown:
+      return finish(errc::quorum_unreachable);
   }
-  const auto quorum = nodes_->quorum();
-  // Enough deletes: nobody can be refused for lack of a quorum because of us.
-  if (removed_ >= quorum) return finish({});
-  // A majority did not hold our token: it had lapsed (or was never there).
-  if (answered_ - removed_ > nodes_->size() - quorum) return finish(errc::lock_lost);
-  if (outstanding_ == 0) finish(errc::quorum_unreachable);
 }
 
 void release_op::cancel() { finish(boost::asio::error::operation_aborted); }
@@ -77,7 +74,7 @@ void release_op::finish(error_code ec) {
   if (ec == errc::lock_lost) {
     if (const auto& state = lock_access::state(held_)) state->lost(clock::now());
   }
-  complete(ec, removed_);
+  complete(ec, tally_.removed());
 }
 
 }  // namespace redlock::detail

@@ -5,6 +5,7 @@
 
 #include "detail/lock_state.hpp"
 #include "detail/operation.hpp"
+#include "detail/release_tally.hpp"
 
 namespace redlock::detail {
 
@@ -22,9 +23,7 @@ class release_op final : public operation<release_op, error_code, std::size_t> {
 
   redlock::lock held_;
   timer timer_;
-  std::size_t outstanding_ = 0;
-  std::size_t answered_ = 0;  ///< Answers from the script (1 or 0).
-  std::size_t removed_ = 0;   ///< ... of which 1: our key was deleted.
+  release_tally tally_;
 };
 
 }  // namespace redlock::detail

@@ -24,4 +24,11 @@ vote extend_vote(error_code ec, const reply& r) noexcept {
   return failure(ec, r);
 }
 
+deletion delete_outcome(error_code ec, const reply& r) noexcept {
+  if (ec || r.type != reply::kind::integer) return deletion::unknown;
+  if (r.integer == 1) return deletion::removed;
+  if (r.integer == 0 && !r.repeated) return deletion::absent;
+  return deletion::unknown;
+}
+
 }  // namespace redlock::detail

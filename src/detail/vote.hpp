@@ -1,5 +1,5 @@
-// What a node's answer to an acquire (SET NX PX) or an extend (the extend
-// script) means for the quorum: the one place replies become votes.
+// What a node's answer to an acquire (SET NX PX), an extend or a release
+// (the scripts) means for the decision: the one place replies become votes.
 #pragma once
 
 #include "detail/reply.hpp"
@@ -18,5 +18,14 @@ struct vote {
 vote acquire_vote(error_code ec, const reply& r) noexcept;
 /// The extend script: 1 granted, 0 refused (the key is not ours any more).
 vote extend_vote(error_code ec, const reply& r) noexcept;
+
+/// What a node's answer to the release script says.
+enum class deletion {
+  removed,  ///< 1: our key was there and is deleted.
+  absent,   ///< 0: the key did not hold our token.
+  unknown,  ///< No answer, an error, or a 0 from a delete sent again after a
+            ///< reconnect (its first copy may have deleted our key).
+};
+deletion delete_outcome(error_code ec, const reply& r) noexcept;
 
 }  // namespace redlock::detail
