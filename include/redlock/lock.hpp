@@ -34,9 +34,13 @@ struct node_outcome {
 /// - Only the library creates handles that hold a lock: async_acquire, and
 ///   async_extend which returns the same lock with its new validity.
 /// - Copies refer to the same acquisition. async_extend moves the validity
-///   of every copy (it only ever grows, see client::async_extend), and
-///   async_release ends it for every copy at once: after a release has
+///   of every copy (it only ever grows, except that an extend or release
+///   that finds the lock lost ends it for good; see client::async_extend),
+///   and async_release ends it for every copy at once: after a release has
 ///   started, valid() is false everywhere, and a second release does nothing.
+///   A moved-from handle is empty().
+/// - A handle belongs to the client that acquired it; another client refuses
+///   it with errc::foreign_lock.
 /// - Destroying handles releases nothing; a lock nobody releases expires
 ///   with its TTL on the nodes.
 /// - A default-constructed handle, or the one a failed acquire returns, is

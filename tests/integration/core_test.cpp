@@ -215,6 +215,15 @@ TEST_CASE("a released handle is not valid, and releasing it again does nothing",
   CHECK(extend(e.io, locks, copy, 10s).ec == errc::lock_released);
   for (std::size_t i = 0; i < 5; ++i) CHECK(command_calls(*e.admin[i], "eval") == evals[i]);
   CHECK(release(e.io, locks, redlock::lock{}).ec == errc::not_a_lock);
+
+  // A moved-from handle is empty; the one moved into holds the acquisition.
+  auto next = acquire(e.io, locks, "handle", once());
+  REQUIRE_FALSE(next.ec);
+  redlock::lock moved = std::move(next.held);
+  CHECK(next.held.empty());  // NOLINT(bugprone-use-after-move): what is being tested
+  CHECK(release(e.io, locks, next.held).ec == errc::not_a_lock);
+  CHECK(moved.valid());
+  CHECK_FALSE(release(e.io, locks, moved).ec);
 }
 
 TEST_CASE("a release after the lock lapsed on a majority fails with lock_lost", "[integration]") {
