@@ -3,6 +3,7 @@
 
 #include <redlock/client.hpp>
 
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
@@ -28,6 +29,29 @@ class blocking_client {
   /// Returns no lock when the resource is held by someone else
   /// (errc::not_acquired, an expected outcome); throws on any other failure.
   std::optional<lock> try_acquire(std::string resource, const lock_options& options = {});
+  /// Like try_acquire, but keeps trying for up to `wait`: attempts are then
+  /// limited by the wait only (not by options.retry.max_attempts), spaced by
+  /// options.retry's delays (its defaults when it has none, as try_once()
+  /// does) and cut short by the holder's release (always listened for).
+  /// Returns no lock when the resource was still held elsewhere when the
+  /// wait ran out; a wait of zero or less makes one attempt. A cancelled or
+  /// timed-out wait leaves none of its votes on the nodes.
+  template <class Rep, class Period>
+  std::optional<lock> try_acquire_for(std::string resource,
+                                      const std::chrono::duration<Rep, Period>& wait,
+                                      lock_options options = {}) {
+    return try_acquire_within(
+        std::move(resource),
+        std::chrono::ceil<milliseconds>(std::chrono::duration_cast<std::chrono::nanoseconds>(wait)),
+        std::move(options));
+  }
+  /// try_acquire_for until `deadline` on any clock.
+  template <class Clock, class Duration>
+  std::optional<lock> try_acquire_until(std::string resource,
+                                        const std::chrono::time_point<Clock, Duration>& deadline,
+                                        lock_options options = {}) {
+    return try_acquire_for(std::move(resource), deadline - Clock::now(), std::move(options));
+  }
 
   /// See client::async_release; returns the number of nodes the key was
   /// removed from. Throws on failure, errc::lock_lost included (the lock had
@@ -45,6 +69,9 @@ class blocking_client {
   client& async_client() noexcept;
 
  private:
+  std::optional<lock> try_acquire_within(std::string resource, milliseconds wait,
+                                         lock_options options);
+
   struct runner;
   std::unique_ptr<runner> runner_;
 };

@@ -74,7 +74,10 @@ struct lock_options {
   milliseconds min_validity{0};
   retry_policy retry{};
   /// Give up once this much time has passed since the call; 0 means no limit
-  /// other than retry.max_attempts.
+  /// other than retry.max_attempts. No attempt starts after it; while the
+  /// resource is held elsewhere (and retry.wake_on_release), the acquire
+  /// listens for the holder's release until then rather than giving up when
+  /// the next retry delay would end past it.
   milliseconds wait_timeout{0};
   /// Cancels the acquire when stop is requested (from any thread): a wait
   /// ends at once, an attempt in flight is undone first; the acquire then

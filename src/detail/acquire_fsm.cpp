@@ -47,6 +47,9 @@ acquire_fsm::action acquire_fsm::on_timer(std::uint64_t timer_id, clock::time_po
     case phase::attempting:
       return decided(round_.on_timeout(now), now, false);
     case phase::pausing:
+      // The wait deadline came with no release seen: give up as the last
+      // attempt failed.
+      if (!attempt_when_paused_) return complete(round_.error());
       return start_attempt(now);
     default:
       return {};
@@ -92,9 +95,9 @@ acquire_fsm::action acquire_fsm::on_undone(clock::time_point now) {
 acquire_fsm::action acquire_fsm::after_undo(clock::time_point now) {
   if (cancelled_) return complete(boost::asio::error::operation_aborted);
   const auto error = round_.error();
-  auto next = next_attempt_at(rules_.retry, static_cast<unsigned>(attempt_), now, wait_deadline_,
-                              random_());
-  if (!next) return complete(error);
+  auto next = next_attempt_at(rules_.retry, static_cast<unsigned>(attempt_), now,
+                              clock::time_point::max(), random_());
+  if (!next) return complete(error);  // out of attempts
   // Held elsewhere: the holder's release may end the wait before the delay.
   const bool wait = rules_.retry.wake_on_release && error == errc::not_acquired;
   if (wait && release_seen_) {
@@ -102,12 +105,21 @@ acquire_fsm::action acquire_fsm::after_undo(clock::time_point now) {
     // is queued ahead of us) or after a little jitter (another client's).
     next = std::min(*next, release_seen_here_ ? now : now + wake_jitter());
   }
+  if (*next >= wait_deadline_) {
+    // No retry fits before the wait deadline; a release may still come
+    // before it, so a waiter listens until then.
+    if (!wait || now >= wait_deadline_) return complete(error);
+    auto last = pause_until(wait_deadline_, true);
+    attempt_when_paused_ = false;
+    return last;
+  }
   return pause_until(*next, wait);
 }
 
 acquire_fsm::action acquire_fsm::pause_until(clock::time_point at, bool wait_for_release) {
   phase_ = phase::pausing;
   pause_end_ = at;
+  attempt_when_paused_ = true;
   action next;
   next.what = action::kind::pause;
   next.at = at;

@@ -99,6 +99,9 @@ class acquire_fsm {
   std::uint64_t timer_id_ = 0;  ///< Of the one armed timer that counts.
   clock::time_point wait_deadline_ = clock::time_point::max();
   clock::time_point pause_end_{};
+  /// The pause ends in an attempt; false for the last wait before the wait
+  /// deadline, which ends in giving up unless a release comes first.
+  bool attempt_when_paused_ = true;
   bool cancelled_ = false;
   bool release_seen_ = false;       ///< During the current attempt or undo.
   bool release_seen_here_ = false;  ///< ... by this client itself.

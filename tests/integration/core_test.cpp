@@ -560,6 +560,66 @@ TEST_CASE("blocking_client::try_acquire returns no lock when it is held elsewher
   CHECK_THROWS_AS(blocking.try_acquire("", once()), boost::system::system_error);
 }
 
+// Waiting with a deadline in the blocking style (issue "Holding a lock
+// through real work", waiting).
+TEST_CASE("blocking_client::try_acquire_for waits for the holder's release", "[integration]") {
+  env e;
+  redlock::blocking_client holder(e.config);
+  redlock::blocking_client waiter(e.config);
+  auto held = holder.try_acquire("wait-for", once(30s));
+  REQUIRE(held.has_value());
+  const auto key = e.key("wait-for");
+
+  std::optional<redlock::lock> got;
+  std::jthread waiting([&] { got = waiter.try_acquire_for("wait-for", 10s, once(30s)); });
+  REQUIRE(e.someone_waits_for(key));
+  const auto released_at = steady::now();
+  CHECK(holder.release(*held) >= 3);
+  waiting.join();
+  REQUIRE(got.has_value());
+  CHECK(got->valid());
+  // Woken by the release, not by a retry delay running out at the end.
+  CHECK(steady::now() - released_at < 5s);
+  CHECK(e.key_everywhere(key, got->token()));
+  CHECK(waiter.release(*got) >= 3);
+}
+
+TEST_CASE("blocking_client::try_acquire_for and _until give up at the deadline, leaving no votes",
+          "[integration]") {
+  env e;
+  redlock::blocking_client holder(e.config);
+  redlock::blocking_client waiter(e.config);
+  auto held = holder.try_acquire("deadline", once(30s));
+  REQUIRE(held.has_value());
+  const auto key = e.key("deadline");
+
+  const auto start = steady::now();
+  CHECK_FALSE(waiter.try_acquire_for("deadline", 400ms, once(30s)).has_value());
+  const auto waited = steady::now() - start;
+  CHECK(waited >= 400ms);  // it listened until the deadline
+  CHECK(waited < 5s);
+  CHECK(e.key_everywhere(key, held->token()));
+
+  // A deadline already past: one attempt.
+  std::vector<long long> sets;
+  for (auto& a : e.admin) sets.push_back(command_calls(*a, "set"));
+  CHECK_FALSE(waiter.try_acquire_until("deadline", std::chrono::system_clock::now() - 1s, once())
+                  .has_value());
+  for (std::size_t i = 0; i < 5; ++i) CHECK(command_calls(*e.admin[i], "set") == sets[i] + 1);
+
+  // Cancelled through the stop token while waiting: an error, not "held".
+  std::stop_source stop;
+  auto options = once(30s);
+  options.stop = stop.get_token();
+  std::jthread stopper([&] {
+    if (e.someone_waits_for(key)) stop.request_stop();
+  });
+  CHECK_THROWS_AS(waiter.try_acquire_for("deadline", 10s, options), boost::system::system_error);
+  stopper.join();
+  CHECK(e.key_everywhere(key, held->token()));
+  CHECK(holder.release(*held) >= 3);
+}
+
 #if BOOST_VERSION >= 107700
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>

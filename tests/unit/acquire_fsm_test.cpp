@@ -177,7 +177,7 @@ TEST_CASE("acquire_fsm: no release wait unless held elsewhere and wake_on_releas
   CHECK_FALSE(pause.wait_for_release);
 }
 
-TEST_CASE("acquire_fsm: the wait timeout ends retries", "[unit][acquire_fsm]") {
+TEST_CASE("acquire_fsm: the wait timeout ends retries, after listening for a release until it", "[unit][acquire_fsm]") {
   auto r = rules(0);
   r.wait_timeout = 150ms;
   acquire_fsm fsm(1, r, &half);
@@ -185,9 +185,34 @@ TEST_CASE("acquire_fsm: the wait timeout ends retries", "[unit][acquire_fsm]") {
   const auto pause = fsm.on_vote(1, 0, refused, t0 + 1ms);  // retry at 101 ms
   REQUIRE(pause.what == kind::pause);
   REQUIRE(fsm.on_timer(pause.timer_id, t0 + 101ms).what == kind::send_attempt);
-  const auto over = fsm.on_vote(2, 0, refused, t0 + 102ms);  // 202 ms would be too late
-  CHECK(over.what == kind::complete);
-  CHECK(over.error == errc::not_acquired);
+  // A retry at 202 ms would be too late; a release may still come before
+  // the deadline, so it listens until then.
+  const auto last = fsm.on_vote(2, 0, refused, t0 + 102ms);
+  REQUIRE(last.what == kind::pause);
+  CHECK(last.at == t0 + 150ms);
+  CHECK(last.wait_for_release);
+  SECTION("no release by then: not acquired") {
+    const auto over = fsm.on_timer(last.timer_id, t0 + 150ms);
+    CHECK(over.what == kind::complete);
+    CHECK(over.error == errc::not_acquired);
+  }
+  SECTION("a release before the deadline: one more attempt") {
+    const auto jittered = fsm.on_release_seen(false, t0 + 120ms);
+    REQUIRE(jittered.what == kind::pause);
+    CHECK(jittered.at <= t0 + 150ms);
+    CHECK(fsm.on_timer(jittered.timer_id, jittered.at).what == kind::send_attempt);
+  }
+  SECTION("without wake_on_release it gives up at once") {
+    auto no_wake = rules(0, false);
+    no_wake.wait_timeout = 150ms;
+    acquire_fsm plain(1, no_wake, &half);
+    plain.start(t0);
+    const auto p = plain.on_vote(1, 0, refused, t0 + 1ms);
+    REQUIRE(plain.on_timer(p.timer_id, t0 + 101ms).what == kind::send_attempt);
+    const auto over = plain.on_vote(2, 0, refused, t0 + 102ms);
+    CHECK(over.what == kind::complete);
+    CHECK(over.error == errc::not_acquired);
+  }
 }
 
 TEST_CASE("acquire_fsm: cancelling an attempt undoes it first, then completes aborted",
