@@ -538,6 +538,7 @@ TEST_CASE("an unlock hands the resource to the same client's longest waiter, ahe
   const auto key = e.key("handover");
   auto held = acquire(e.io, locks, "handover", once());
   REQUIRE_FALSE(held.ec);
+  REQUIRE(e.key_everywhere(key, held.held.token()));  // counts below start after our SETs
 
   const auto patient = waiting(10s);
   auto first = std::make_shared<std::optional<lock_result>>();
@@ -601,6 +602,9 @@ TEST_CASE("an acquire whose attempt raced the same client's unlock retries at on
   warm_up(e.io, locks);
   auto held = acquire(e.io, locks, "raced", once());
   REQUIRE_FALSE(held.ec);
+  // Every node has run our earlier SETs (the acquire completed at a
+  // quorum): only then do the counts below start from the right place.
+  REQUIRE(e.key_everywhere(e.key("raced"), held.held.token()));
   std::vector<long long> sets_before;
   for (std::size_t i = 0; i < 5; ++i) sets_before.push_back(command_calls(*e.admin[i], "set"));
 

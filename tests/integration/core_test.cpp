@@ -86,6 +86,8 @@ TEST_CASE("an attempt decided by a reply in the same cycle as its timer is settl
   env e;
   redlock::client locks(e.io.get_executor(), e.config);
   warm_up(e.io, locks);
+  // The warm-up's commands have run on every node: the counts start after them.
+  REQUIRE(e.key_nowhere(e.key("warm-up")));
   const auto key = e.key("same-cycle");
   for (std::size_t i : {0, 1, 2}) REQUIRE(foreign_set_nx(*e.admin[i], key, "foreign"));
   std::vector<long long> sets, evals;
@@ -497,6 +499,7 @@ TEST_CASE("a woken waiter that gives up passes the wake-up on to the next waiter
   const auto key = e.key("passed");
   auto held = acquire(e.io, locks, "passed", once());
   REQUIRE_FALSE(held.ec);
+  REQUIRE(e.key_everywhere(key, held.held.token()));  // counts below start after our SETs
   std::vector<long long> sets_before;
   for (std::size_t i = 0; i < 5; ++i) sets_before.push_back(command_calls(*e.admin[i], "set"));
 
@@ -592,6 +595,19 @@ TEST_CASE("blocking_client::try_acquire_for and _until give up at the deadline, 
   auto held = holder.try_acquire("deadline", once(30s));
   REQUIRE(held.has_value());
   const auto key = e.key("deadline");
+  REQUIRE(e.key_everywhere(key, held->token()));  // counts below start after its SETs
+
+  // A deadline already past: one attempt (it completes before a second
+  // could be sent, so once every node has seen one, none sees two).
+  std::vector<long long> sets;
+  for (auto& a : e.admin) sets.push_back(command_calls(*a, "set"));
+  CHECK_FALSE(waiter.try_acquire_until("deadline", std::chrono::system_clock::now() - 1s, once())
+                  .has_value());
+  for (std::size_t i = 0; i < 5; ++i) {
+    INFO("node " << i);
+    CHECK(poll_until(e.io, [&] { return command_calls(*e.admin[i], "set") >= sets[i] + 1; }));
+    CHECK(command_calls(*e.admin[i], "set") == sets[i] + 1);
+  }
 
   const auto start = steady::now();
   CHECK_FALSE(waiter.try_acquire_for("deadline", 400ms, once(30s)).has_value());
@@ -599,13 +615,6 @@ TEST_CASE("blocking_client::try_acquire_for and _until give up at the deadline, 
   CHECK(waited >= 400ms);  // it listened until the deadline
   CHECK(waited < 5s);
   CHECK(e.key_everywhere(key, held->token()));
-
-  // A deadline already past: one attempt.
-  std::vector<long long> sets;
-  for (auto& a : e.admin) sets.push_back(command_calls(*a, "set"));
-  CHECK_FALSE(waiter.try_acquire_until("deadline", std::chrono::system_clock::now() - 1s, once())
-                  .has_value());
-  for (std::size_t i = 0; i < 5; ++i) CHECK(command_calls(*e.admin[i], "set") == sets[i] + 1);
 
   // Cancelled through the stop token while waiting: an error, not "held".
   std::stop_source stop;
