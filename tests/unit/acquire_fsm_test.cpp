@@ -177,7 +177,8 @@ TEST_CASE("acquire_fsm: no release wait unless held elsewhere and wake_on_releas
   CHECK_FALSE(pause.wait_for_release);
 }
 
-TEST_CASE("acquire_fsm: the wait timeout ends retries, after listening for a release until it", "[unit][acquire_fsm]") {
+TEST_CASE("acquire_fsm: the wait timeout ends retries, after listening for a release until it",
+          "[unit][acquire_fsm]") {
   auto r = rules(0);
   r.wait_timeout = 150ms;
   acquire_fsm fsm(1, r, &half);
