@@ -8,8 +8,7 @@
 namespace redlock::detail {
 namespace {
 
-round_rules extend_rules(milliseconds ttl, double drift_factor, clock::time_point old_deadline,
-                         std::uint64_t never_holders) {
+round_rules extend_rules(milliseconds ttl, double drift_factor, clock::time_point old_deadline) {
   round_rules rules;
   rules.ttl = ttl;
   rules.drift_factor = drift_factor;
@@ -20,8 +19,6 @@ round_rules extend_rules(milliseconds ttl, double drift_factor, clock::time_poin
   // hold it until the old deadline, so the handle keeps that validity.
   rules.mixed_error = errc::quorum_unreachable;
   rules.prove_refusals = true;
-  // Refused by another owner at acquire time: our key was never there.
-  rules.never_holders = never_holders;
   return rules;
 }
 
@@ -50,8 +47,7 @@ void extend_op::run() {
   const auto deadline = state->deadline();
   if (start >= deadline) return finish(errc::lock_expired);
 
-  round_.emplace(nodes_->size(), extend_rules(ttl_, nodes_->config().drift_factor, deadline,
-                                              state->held_elsewhere_at_acquire));
+  round_.emplace(nodes_->size(), extend_rules(ttl_, nodes_->config().drift_factor, deadline));
   round_->start(start);
   auto self = shared_from_this();
   const auto command = extend_command(nodes_->key_for(state->resource), state->token, ttl_);
@@ -71,8 +67,9 @@ void extend_op::run() {
 }
 
 void extend_op::refresh_never_holders() {
-  // The acquire records refusals that reach it after its quorum, maybe
-  // while this round runs.
+  // Nodes refused by another owner at acquire time never held our key. The
+  // acquire records refusals that reach it after its quorum too, maybe
+  // while this round runs, so this is read before every event.
   round_->add_never_holders(lock_access::state(held_)->held_elsewhere_at_acquire);
 }
 

@@ -216,6 +216,30 @@ TEST_CASE("close() aborts pending and later operations and leaves no work on the
   for (std::size_t i = 0; i < 5; ++i) e.nodes.node(i).resume();
 }
 
+namespace {
+
+/// One bare connection to node 0 of `e` through `proxy`, started and ready
+/// (a PING answered), on a strand of `e.io`.
+std::shared_ptr<redlock::detail::connection> ready_connection(
+    env& e, redlock::test::fault_proxy& proxy, redlock::detail::strand_type& strand,
+    redlock::detail::connection_settings settings, int database = 0) {
+  redlock::node_config node;
+  node.host = "127.0.0.1";
+  node.port = proxy.port();
+  node.database = database;
+  auto conn = std::make_shared<redlock::detail::connection>(strand, node, std::move(settings));
+  bool pinged = false;
+  boost::asio::post(strand, [&] {
+    conn->start();
+    conn->send(redlock::detail::format_command({"PING"}),
+               [&](error_code, const redlock::detail::reply&) { pinged = true; });
+  });
+  run_until(e.io, [&] { return pinged; });
+  return conn;
+}
+
+}  // namespace
+
 // Review mend: on reconnect, a retried command whose retry_until had passed
 // was failed before the live ones were queued, so whatever its callback sent
 // (the next attempt after an undo) went out ahead of a release's delete that
@@ -226,26 +250,16 @@ TEST_CASE("an expired retried command fails on reconnect only after the live one
           "[integration]") {
   env e;
   redlock::test::fault_proxy proxy(e.nodes.node(0).port());
-  redlock::node_config node;
-  node.host = "127.0.0.1";
-  node.port = proxy.port();
-  node.database = 1;
   redlock::detail::connection_settings settings;
   settings.reconnect.initial_delay = 300ms;
   settings.reconnect.max_delay = 300ms;
   settings.reconnect.jitter = 0.0;
   auto strand = redlock::detail::strand_type(e.io.get_executor());
-  auto conn = std::make_shared<redlock::detail::connection>(strand, node, settings);
+  auto conn = ready_connection(e, proxy, strand, settings, 1);
   const auto list = e.key("order");
   using redlock::detail::format_command;
   using redlock::detail::reply;
 
-  bool pinged = false;
-  boost::asio::post(strand, [&] {
-    conn->start();
-    conn->send(format_command({"PING"}), [&](error_code, const reply&) { pinged = true; });
-  });
-  run_until(e.io, [&] { return pinged; });
   proxy.reset_connections();
   run_until(e.io, [&] { return !conn->ready(); });
 
@@ -286,20 +300,10 @@ TEST_CASE("a retried command's reply is marked repeated only if its first copy w
           "[integration]") {
   env e;
   redlock::test::fault_proxy proxy(e.nodes.node(0).port());
-  redlock::node_config node;
-  node.host = "127.0.0.1";
-  node.port = proxy.port();
-  redlock::detail::connection_settings settings;
   auto strand = redlock::detail::strand_type(e.io.get_executor());
-  auto conn = std::make_shared<redlock::detail::connection>(strand, node, settings);
+  auto conn = ready_connection(e, proxy, strand, {});
   using redlock::detail::format_command;
   using redlock::detail::reply;
-  bool pinged = false;
-  boost::asio::post(strand, [&] {
-    conn->start();
-    conn->send(format_command({"PING"}), [&](error_code, const reply&) { pinged = true; });
-  });
-  run_until(e.io, [&] { return pinged; });
 
   std::optional<bool> repeated;
   const auto del = std::make_shared<const std::string>(format_command({"DEL", e.key("absent")}));

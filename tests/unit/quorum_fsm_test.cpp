@@ -21,6 +21,14 @@ round_rules rules_with_ttl(std::chrono::milliseconds ttl) {
   return rules;
 }
 
+/// An extend's rules: refusals mean lost, refusals mixed with failures do not.
+round_rules extend_rules_with_ttl(std::chrono::milliseconds ttl) {
+  auto rules = rules_with_ttl(ttl);
+  rules.refusal_error = errc::lock_lost;
+  rules.mixed_error = errc::quorum_unreachable;
+  return rules;
+}
+
 }  // namespace
 
 TEST_CASE("quorum is a majority of the configured nodes", "[unit][quorum]") {
@@ -266,9 +274,7 @@ TEST_CASE("extend rules: refusals mean lost, quorum after the old deadline is to
 // majority may still hold the key: only refusals alone prove it lost.
 TEST_CASE("extend rules: refusals mixed with failures are not a lost lock",
           "[unit][quorum][extend]") {
-  auto rules = rules_with_ttl(2000ms);
-  rules.refusal_error = errc::lock_lost;
-  rules.mixed_error = errc::quorum_unreachable;
+  auto rules = extend_rules_with_ttl(2000ms);
   SECTION("1 not ours + 2 down of 5") {
     quorum_fsm fsm(5, rules);
     fsm.start(t0);
@@ -300,9 +306,7 @@ TEST_CASE("extend rules: refusals mixed with failures are not a lost lock",
 // validity reported quorum_unreachable; the lock had expired.
 TEST_CASE("extend rules: a round that fails at or after the old deadline is lock_expired",
           "[unit][quorum][extend]") {
-  auto rules = rules_with_ttl(2000ms);
-  rules.refusal_error = errc::lock_lost;
-  rules.mixed_error = errc::quorum_unreachable;
+  auto rules = extend_rules_with_ttl(2000ms);
   rules.hard_deadline = t0 + 100ms;
   quorum_fsm fsm(3, rules);
   fsm.start(t0);
@@ -323,9 +327,7 @@ TEST_CASE("extend rules: a round that fails at or after the old deadline is lock
 // round as mixed, and the refusal that would have proved it lost was ignored.
 TEST_CASE("extend rules: lost or not does not depend on the order of the answers",
           "[unit][quorum][extend]") {
-  auto rules = rules_with_ttl(2000ms);
-  rules.refusal_error = errc::lock_lost;
-  rules.mixed_error = errc::quorum_unreachable;
+  auto rules = extend_rules_with_ttl(2000ms);
   rules.prove_refusals = true;
   SECTION("failure first: waits for the node that could still refuse") {
     quorum_fsm fsm(3, rules);
@@ -364,9 +366,7 @@ TEST_CASE("extend rules: lost or not does not depend on the order of the answers
 // still depended on the order of the answers.
 TEST_CASE("extend rules: nodes that never held the key count with the refusals",
           "[unit][quorum][extend]") {
-  auto rules = rules_with_ttl(2000ms);
-  rules.refusal_error = errc::lock_lost;
-  rules.mixed_error = errc::quorum_unreachable;
+  auto rules = extend_rules_with_ttl(2000ms);
   rules.prove_refusals = true;
   rules.never_holders = 1U << 0;  // node 0 refused our acquire
   SECTION("nodes 0-2 fail first, then 3 and 4 say not ours") {
