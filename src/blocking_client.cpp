@@ -119,4 +119,58 @@ lock blocking_client::extend(const lock& held, milliseconds ttl) {
   return result;
 }
 
+scoped_lock blocking_client::acquire_scoped(std::string resource, const lock_options& options,
+                                            const keep_options& keep) {
+  // Checked first: a bad keep option must not leave a lock behind.
+  throw_if(validate(keep, options.ttl, async_client().config().drift_factor),
+           "redlock: acquire_scoped");
+  auto held = acquire(std::move(resource), options);
+  return scoped_lock(*this, keeper(async_client(), std::move(held), keep));
+}
+
+std::size_t blocking_client::release_kept(keeper& kept, error_code& ec) {
+  return wait_for<std::size_t>([&](auto handler) { kept.async_release(std::move(handler)); }, ec);
+}
+
+void blocking_client::finish_exclusive(scoped_lock& scope) {
+  const auto lost = scope.lost_reason();
+  error_code ec;
+  scope.release(ec);
+  throw_if(lost, "redlock: the lock was lost while the work ran");
+  if (ec == errc::lock_lost) throw_if(ec, "redlock: the lock had lapsed before the release");
+}
+
+scoped_lock::~scoped_lock() {
+  error_code ignored;
+  release(ignored);
+}
+
+scoped_lock::scoped_lock(scoped_lock&& other) noexcept
+    : owner_(std::exchange(other.owner_, nullptr)), kept_(std::move(other.kept_)) {}
+
+scoped_lock& scoped_lock::operator=(scoped_lock&& other) noexcept {
+  if (this != &other) {
+    error_code ignored;
+    release(ignored);
+    owner_ = std::exchange(other.owner_, nullptr);
+    kept_ = std::move(other.kept_);
+  }
+  return *this;
+}
+
+std::size_t scoped_lock::release(error_code& ec) {
+  ec = {};
+  if (kept_.empty() || owner_ == nullptr) return 0;
+  const auto removed = owner_->release_kept(kept_, ec);
+  kept_ = keeper{};
+  return removed;
+}
+
+std::size_t scoped_lock::release() {
+  error_code ec;
+  const auto removed = release(ec);
+  throw_if(ec, "redlock: release");
+  return removed;
+}
+
 }  // namespace redlock

@@ -23,6 +23,11 @@ class redlock_category final : public boost::system::error_category {
         return "the lock is no longer held on a quorum of nodes";
       case errc::lock_released:
         return "the lock has been released";
+      case errc::lock_expiring:
+        return "no extension of the kept lock reached a quorum in time: its validity is about to "
+               "end";
+      case errc::hold_limit_reached:
+        return "the kept lock reached its max_hold or max_extensions: its validity is about to end";
       case errc::node_timeout:
         return "the Redis node did not answer within the request timeout";
       case errc::node_unavailable:
@@ -51,6 +56,10 @@ class redlock_category final : public boost::system::error_category {
                "max_delay, jitter in [0, 1]";
       case errc::invalid_min_validity:
         return "invalid argument: min_validity must be non-negative and smaller than the TTL";
+      case errc::invalid_keep_options:
+        return "invalid argument: keep_options needs extend_at in (0, 1), a non-negative ttl "
+               "larger than the drift allowance when set, a lost_margin in [0, extend_at * "
+               "validity), and a non-negative max_hold";
       case errc::not_a_lock:
         return "invalid argument: the lock handle is empty";
       case errc::foreign_lock:

@@ -2,13 +2,60 @@
 #pragma once
 
 #include <redlock/client.hpp>
+#include <redlock/keeper.hpp>
+
+#include <boost/system/system_error.hpp>
 
 #include <chrono>
 #include <memory>
 #include <optional>
+#include <stop_token>
 #include <string>
+#include <type_traits>
+#include <utility>
 
 namespace redlock {
+
+class blocking_client;
+
+/// A lock held for a scope: kept extended (see keeper) until it is released
+/// or destroyed, and released in the destructor. Movable, not copyable.
+class scoped_lock {
+ public:
+  /// Holds nothing.
+  scoped_lock() = default;
+  /// Releases, waiting for the release; errors are not reported (a key the
+  /// release could not reach expires with its TTL).
+  ~scoped_lock();
+  scoped_lock(scoped_lock&& other) noexcept;
+  /// Releases what this one held, then takes `other`'s.
+  scoped_lock& operator=(scoped_lock&& other) noexcept;
+  scoped_lock(const scoped_lock&) = delete;
+  scoped_lock& operator=(const scoped_lock&) = delete;
+
+  bool owns_lock() const noexcept { return !kept_.empty(); }
+  const lock& held() const noexcept { return kept_.held(); }
+  /// The lost-lock signal (see keeper): fired, its reason, and the token
+  /// requested when it fires.
+  bool lost() const noexcept { return kept_.lost(); }
+  error_code lost_reason() const noexcept { return kept_.lost_reason(); }
+  std::stop_token stop_token() const noexcept { return kept_.stop_token(); }
+  keeper& kept() noexcept { return kept_; }
+
+  /// Releases now (see client::async_release); returns the number of nodes
+  /// the key was removed from. Throws boost::system::system_error on
+  /// failure, errc::lock_lost included. Afterwards owns_lock() is false.
+  std::size_t release();
+  std::size_t release(error_code& ec);
+
+ private:
+  friend class blocking_client;
+  scoped_lock(blocking_client& owner, keeper kept) noexcept
+      : owner_(&owner), kept_(std::move(kept)) {}
+
+  blocking_client* owner_ = nullptr;
+  keeper kept_;
+};
 
 /// Runs a redlock::client on an io_context of its own, in a background
 /// thread, and waits for each operation. Safe to call from several threads
@@ -53,6 +100,50 @@ class blocking_client {
     return try_acquire_for(std::move(resource), deadline - Clock::now(), std::move(options));
   }
 
+  /// Acquires as acquire() does (throws on failure, errc::not_acquired
+  /// included) and keeps the lock extended per `keep` until the returned
+  /// scoped_lock releases it.
+  scoped_lock acquire_scoped(std::string resource, const lock_options& options = {},
+                             const keep_options& keep = {});
+
+  /// Runs `fn` while holding `resource`, kept extended per `keep`, and
+  /// releases it on every exit path; returns what `fn` returns. `fn` takes
+  /// a std::stop_token (requested by the lost-lock signal), a scoped_lock&,
+  /// or nothing.
+  ///
+  /// Throws boost::system::system_error: with the acquire's error (fn did
+  /// not run); with the lost-lock signal's reason if it fired while fn ran,
+  /// or errc::lock_lost if the release found the lock had lapsed (fn's
+  /// result is then dropped: fn may have run partly without the lock).
+  /// Exceptions from fn propagate after the release.
+  template <class Fn>
+  auto run_exclusive(std::string resource, const lock_options& options, const keep_options& keep,
+                     Fn&& fn) {
+    auto scope = acquire_scoped(std::move(resource), options, keep);
+    auto call = [&]() -> decltype(auto) {
+      if constexpr (std::is_invocable_v<Fn&, std::stop_token>) {
+        return fn(scope.stop_token());
+      } else if constexpr (std::is_invocable_v<Fn&, scoped_lock&>) {
+        return fn(scope);
+      } else {
+        return fn();
+      }
+    };
+    using result_type = decltype(call());
+    if constexpr (std::is_void_v<result_type>) {
+      call();
+      finish_exclusive(scope);
+    } else {
+      result_type result = call();
+      finish_exclusive(scope);
+      return result;
+    }
+  }
+  template <class Fn>
+  auto run_exclusive(std::string resource, Fn&& fn) {
+    return run_exclusive(std::move(resource), lock_options{}, keep_options{}, std::forward<Fn>(fn));
+  }
+
   /// See client::async_release; returns the number of nodes the key was
   /// removed from. Throws on failure, errc::lock_lost included (the lock had
   /// lapsed before the release).
@@ -69,6 +160,10 @@ class blocking_client {
   client& async_client() noexcept;
 
  private:
+  friend class scoped_lock;
+  /// Releases after run_exclusive's fn returned; throws as it says.
+  void finish_exclusive(scoped_lock& scope);
+  std::size_t release_kept(keeper& kept, error_code& ec);
   std::optional<lock> try_acquire_within(std::string resource, milliseconds wait,
                                          lock_options options);
 

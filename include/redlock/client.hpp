@@ -17,6 +17,7 @@ namespace redlock {
 namespace detail {
 class node_set;
 }
+class keeper;
 
 /// A Redlock client over N independent Redis masters, with one long-lived,
 /// pipelined connection per node.
@@ -183,6 +184,7 @@ class client {
   auto async_extend(const lock& held, milliseconds ttl, CompletionToken&& token);
 
  private:
+  friend class keeper;
   using pending = std::shared_ptr<detail::pending_operation>;
   pending make_acquire(std::string resource, lock_options options,
                        detail::completion<error_code, lock> done);

@@ -85,6 +85,40 @@ struct lock_options {
   std::stop_token stop{};
 };
 
+/// How a keeper keeps a lock extended while work runs (auto-extension), and
+/// when it gives the lost-lock signal.
+///
+/// The keeper extends when `extend_at` of the validity is left, retries a
+/// failed extension every ttl/20 (1 ms to 500 ms) while time is left, and
+/// gives the lost-lock signal once, with the reason, when:
+/// - an extension finds the lock lost on a majority (errc::lock_lost);
+/// - no extension has landed `lost_margin` before the validity ends
+///   (errc::lock_expiring), so the work can stop while the lock still holds;
+/// - a cap stops the extensions (errc::hold_limit_reached), also
+///   `lost_margin` before the validity ends, or when max_hold is reached;
+/// - the lock is released through another copy of its handle
+///   (errc::lock_released), or the client is closed (errc::connection_closed).
+struct keep_options {
+  /// TTL of each extension; 0 means the lock's own TTL.
+  milliseconds ttl{0};
+  /// Extend when this fraction of the validity is left; in (0, 1).
+  double extend_at = 1.0 / 3;
+  /// Signal the loss this long before the validity ends when no extension
+  /// has landed by then; 0 means a tenth of the TTL. Smaller than
+  /// extend_at of the validity, so an extension has time to land first.
+  milliseconds lost_margin{0};
+  /// The lock is not held (validity included) longer than this from the
+  /// keeper's start: extensions are shortened to end there, and the signal
+  /// fires there at the latest. 0 means no cap.
+  milliseconds max_hold{0};
+  /// Extensions that may land in all; 0 means no cap. A process stuck in its
+  /// work cannot keep a capped lock forever.
+  unsigned max_extensions = 0;
+  /// Called once with the reason when the lost-lock signal fires, through
+  /// the client's executor.
+  std::function<void(error_code)> on_lost{};
+};
+
 enum class log_level { debug, info, warning, error };
 
 /// Receives the library's log lines. The default writes warnings and errors
@@ -133,6 +167,10 @@ std::vector<std::string> validate(const client_config& config);
 
 /// Checks one acquire's arguments; returns the errc that names the problem.
 error_code validate(std::string_view resource, const lock_options& options, double drift_factor);
+
+/// Checks keep options for a lock of TTL `lock_ttl`; returns
+/// errc::invalid_keep_options when one is out of range.
+error_code validate(const keep_options& options, milliseconds lock_ttl, double drift_factor);
 
 /// The request timeout actually used for these options.
 milliseconds effective_request_timeout(const lock_options& options) noexcept;

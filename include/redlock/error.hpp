@@ -19,6 +19,9 @@ enum class errc {
   lock_expired,        ///< The lock's validity had ended before the operation started.
   lock_lost,           ///< Extend or release: the lock no longer held on a majority of nodes.
   lock_released,       ///< Extend: the lock had been released (through this or another copy).
+  lock_expiring,       ///< Kept lock: no extension landed in time; the validity is about to end.
+  hold_limit_reached,  ///< Kept lock: max_hold or max_extensions reached; the validity is about to
+                       ///< end.
 
   // Per-node failures.
   node_timeout,           ///< The node did not answer within the request timeout.
@@ -37,6 +40,7 @@ enum class errc {
   invalid_retry_policy,  ///< A retry or wait delay is negative, the base exceeds the cap, or jitter
                          ///< is outside [0, 1].
   invalid_min_validity,  ///< min_validity is negative or not smaller than the TTL.
+  invalid_keep_options,  ///< A keep_options value is out of range (see keep_options).
   not_a_lock,            ///< The lock handle is empty (default-constructed or moved from).
   foreign_lock,          ///< The lock was acquired through another client.
   no_nodes,              ///< The configuration lists no nodes.

@@ -20,7 +20,8 @@ node_set::node_set(boost::asio::any_io_executor executor, client_config config)
       config_(checked(std::move(config))),
       id_(make_token()),
       serial_(next_serial()),
-      wakeups_(strand_, config_.nodes, settings_of(config_), id_) {
+      wakeups_(strand_, config_.nodes, settings_of(config_), id_),
+      keepers_(strand_, *this) {
   connections_.reserve(config_.nodes.size());
   for (const auto& node : config_.nodes) {
     connections_.push_back(std::make_shared<connection>(strand_, node, settings_of(config_)));

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "detail/connection.hpp"
+#include "detail/keep_schedule.hpp"
 #include "detail/timer.hpp"
 #include "detail/wakeup_hub.hpp"
 
@@ -50,6 +51,7 @@ class node_set {
   std::size_t quorum() const noexcept { return size() / 2 + 1; }
   connection& node(std::size_t i) noexcept { return *connections_[i]; }
   wakeup_hub& wakeups() noexcept { return wakeups_; }
+  keep_schedule& keepers() noexcept { return keepers_; }
   std::string key_for(std::string_view resource) const;
   /// Random per client: the payload of its release announcements.
   const std::string& id() const noexcept { return id_; }
@@ -73,6 +75,7 @@ class node_set {
   std::string id_;
   std::uint64_t serial_;
   wakeup_hub wakeups_;
+  keep_schedule keepers_;
   std::vector<std::shared_ptr<connection>> connections_;
   registered_operation* running_ = nullptr;  ///< The first running operation.
   bool closed_ = false;

@@ -24,14 +24,17 @@ class operation : public registered_operation,
   operation& operator=(const operation&) = delete;
 
   void launch() final {
-    boost::asio::post(nodes_->strand(), [self = this->shared_from_this()] {
-      operation& base = *self;
-      if (base.completed()) return;  // cancelled before it started
-      base.nodes_->enroll(&base);
-      base.enrolled_ = true;
-      if (base.nodes_->closed()) return base.abort();
-      base.run();
-    });
+    boost::asio::post(nodes_->strand(), [self = this->shared_from_this()] { self->start_here(); });
+  }
+
+  /// launch() for a caller already on the strand (a keeper, whose
+  /// extensions must go out inside its schedule's cork).
+  void start_here() {
+    if (completed()) return;  // cancelled before it started
+    nodes_->enroll(this);
+    enrolled_ = true;
+    if (nodes_->closed()) return abort();
+    run();
   }
 
   void request_cancel() final {

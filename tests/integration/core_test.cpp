@@ -17,17 +17,6 @@ using redlock::error_code;
 
 namespace {
 
-/// Puts a fault proxy in front of each of `which` nodes of `e`'s config.
-std::vector<std::unique_ptr<redlock::test::fault_proxy>> proxy_nodes(
-    env& e, std::initializer_list<std::size_t> which) {
-  std::vector<std::unique_ptr<redlock::test::fault_proxy>> proxies;
-  for (auto i : which) {
-    proxies.push_back(std::make_unique<redlock::test::fault_proxy>(e.nodes.node(i).port()));
-    e.config.nodes[i].port = proxies.back()->port();
-  }
-  return proxies;
-}
-
 /// Polls a Redis-side condition without running any io_context.
 template <class Predicate>
 bool poll_until_idle(Predicate condition, milliseconds limit = 2000ms) {

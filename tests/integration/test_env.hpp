@@ -6,6 +6,7 @@
 #include <redlock/redlock.hpp>  // first: it includes <utility> before any Asio header
 
 #include "support/admin_client.hpp"
+#include "support/fault_proxy.hpp"
 #include "support/redis_server.hpp"
 
 #include "detail/commands.hpp"
@@ -309,6 +310,7 @@ inline bool foreign_set_nx(test::admin_client& admin, const std::string& key,
   return r.type == test::admin_client::reply::kind::status && r.text == "OK";
 }
 
+
 /// A test case's cluster, log, configuration, admin connections and
 /// io_context. Declare the client after it, so the client goes first; the
 /// destructor then lets the client's posted shutdown run.
@@ -394,6 +396,17 @@ struct env {
   admins admin;
   boost::asio::io_context io;
 };
+
+/// Puts a fault proxy in front of each of `which` nodes of `e`'s config.
+inline std::vector<std::unique_ptr<redlock::test::fault_proxy>> proxy_nodes(
+    env& e, std::initializer_list<std::size_t> which) {
+  std::vector<std::unique_ptr<redlock::test::fault_proxy>> proxies;
+  for (auto i : which) {
+    proxies.push_back(std::make_unique<redlock::test::fault_proxy>(e.nodes.node(i).port()));
+    e.config.nodes[i].port = proxies.back()->port();
+  }
+  return proxies;
+}
 
 }  // namespace redlock::itest
 

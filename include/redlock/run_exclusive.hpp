@@ -1,0 +1,174 @@
+// Scoped locking for callbacks and coroutines: acquire, keep the lock
+// extended while the caller's work runs, and release on every exit path.
+#pragma once
+
+#include <redlock/client.hpp>
+#include <redlock/detail/completion.hpp>
+#include <redlock/keeper.hpp>
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/system/system_error.hpp>
+
+#include <exception>
+#include <memory>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+namespace redlock {
+
+/// What callback-style work calls once it is over: success, or its error.
+using work_done = detail::unique_function<void(error_code)>;
+
+namespace detail {
+
+template <class Work>
+struct exclusive_run {
+  client& owner;
+  Work work;
+  keep_options keep;
+  completion<error_code> handler;
+  keeper kept{};
+  error_code lost_while_working{};
+  bool work_done_called = false;
+
+  exclusive_run(client& c, Work w, keep_options k, completion<error_code> h)
+      : owner(c), work(std::move(w)), keep(std::move(k)), handler(std::move(h)) {}
+
+  static void start(std::shared_ptr<exclusive_run> run, std::string resource,
+                    lock_options options) {
+    if (auto invalid = validate(run->keep, options.ttl, run->owner.config().drift_factor)) {
+      // Never from inside the initiating function.
+      return boost::asio::post(run->owner.get_executor(), [run, invalid] { run->handler(invalid); });
+    }
+    auto& owner = run->owner;
+    owner.async_acquire(std::move(resource), std::move(options),
+                        [run = std::move(run)](error_code ec, lock held) mutable {
+                          if (ec) return run->handler(ec);
+                          run->kept = keeper(run->owner, std::move(held), std::move(run->keep));
+                          run->begin_work(run);
+                        });
+  }
+
+  void begin_work(const std::shared_ptr<exclusive_run>& self) {
+    work_done done = [self](error_code ec) { self->end_work(self, ec); };
+    try {
+      work(kept, std::move(done));
+    } catch (...) {
+      // Released on this exit path too; the exception goes on to run().
+      kept.async_release([](error_code, std::size_t) {});
+      throw;
+    }
+  }
+
+  void end_work(const std::shared_ptr<exclusive_run>& self, error_code work_error) {
+    if (std::exchange(work_done_called, true)) return;
+    lost_while_working = kept.lost_reason();
+    kept.async_release([self, work_error](error_code ec, std::size_t) {
+      // The work's own error first; then whether it ran without the lock.
+      if (work_error) return self->handler(work_error);
+      if (self->lost_while_working) return self->handler(self->lost_while_working);
+      self->handler(ec == errc::lock_lost ? ec : error_code{});
+    });
+  }
+};
+
+}  // namespace detail
+
+/// Acquires `resource`, keeps it extended (keeper) while `work` runs, and
+/// releases it when the work is done.
+///
+/// `work` is called as `work(redlock::keeper& kept, redlock::work_done done)`
+/// on the client's executor once the lock is held; it calls `done(ec)` once
+/// when it is over (from any thread). It should stop when kept.stop_token()
+/// is requested or kept.async_wait_lost() completes.
+///
+/// Handler signature: `void(redlock::error_code)`.
+///
+/// Completion condition: the acquire failed; or the work called done and
+/// the release completed.
+///
+/// Error codes: the acquire's errors (nothing ran); the error the work
+/// passed to done; else the lost-lock signal's reason if it fired while the
+/// work ran (the work may have run partly without the lock); else
+/// errc::lock_lost if the release found the lock had lapsed; else success.
+/// Other release failures are not reported: the work ran under the lock,
+/// and keys a release could not reach expire with their TTL.
+/// errc::invalid_keep_options (before acquiring) for bad `keep`.
+///
+/// Per-operation cancellation: options.stop cancels the acquire; the work
+/// cancels itself. If `work` throws when called, the release is started and
+/// the exception propagates out of the executor's run(); the handler is not
+/// called.
+///
+/// The handler is never invoked from inside this function.
+template <class Work, class CompletionToken>
+auto async_run_exclusive(client& owner, std::string resource, lock_options options,
+                         keep_options keep, Work work, CompletionToken&& token) {
+  return boost::asio::async_initiate<CompletionToken, void(error_code)>(
+      [&owner](auto handler, std::string resource, lock_options options, keep_options keep,
+               Work work) {
+        auto run = std::make_shared<detail::exclusive_run<Work>>(
+            owner, std::move(work), std::move(keep),
+            detail::make_completion<error_code>(std::move(handler), owner.get_executor()));
+        detail::exclusive_run<Work>::start(std::move(run), std::move(resource),
+                                           std::move(options));
+      },
+      token, std::move(resource), std::move(options), std::move(keep), std::move(work));
+}
+
+/// The coroutine form: `co_await run_exclusive(owner, resource, options,
+/// keep, work)` acquires, keeps the lock extended while `co_await
+/// work(kept)` runs (`work` takes a `redlock::keeper&` and returns an
+/// awaitable), releases it, and returns what the work returned.
+///
+/// Throws boost::system::system_error: with the acquire's error (nothing
+/// ran); with errc::invalid_keep_options before acquiring; with the
+/// lost-lock signal's reason if it fired while the work ran, or
+/// errc::lock_lost if the release found the lock had lapsed (the work's
+/// result is then dropped: it may have run partly without the lock). An
+/// exception from the work starts the release and propagates. If the
+/// coroutine is destroyed while suspended in the work (its io_context
+/// stopped), the keeping stops and the key expires with its TTL.
+template <class Work>
+auto run_exclusive(client& owner, std::string resource, lock_options options, keep_options keep,
+                   Work work)
+    -> boost::asio::awaitable<typename std::invoke_result_t<Work&, keeper&>::value_type> {
+  using result_type = typename std::invoke_result_t<Work&, keeper&>::value_type;
+  if (auto invalid = validate(keep, options.ttl, owner.config().drift_factor)) {
+    throw boost::system::system_error(invalid, "redlock: run_exclusive");
+  }
+  auto held =
+      co_await owner.async_acquire(std::move(resource), std::move(options), boost::asio::use_awaitable);
+  keeper kept(owner, std::move(held), std::move(keep));
+  std::exception_ptr failure;
+  std::optional<std::conditional_t<std::is_void_v<result_type>, bool, result_type>> result;
+  try {
+    if constexpr (std::is_void_v<result_type>) {
+      co_await work(kept);
+      result.emplace(true);
+    } else {
+      result.emplace(co_await work(kept));
+    }
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  if (failure) {
+    kept.async_release([](error_code, std::size_t) {});
+    std::rethrow_exception(failure);
+  }
+  const auto lost = kept.lost_reason();
+  error_code released;
+  co_await kept.async_release(boost::asio::redirect_error(boost::asio::use_awaitable, released));
+  if (lost) throw boost::system::system_error(lost, "redlock: the lock was lost while the work ran");
+  if (released == errc::lock_lost) {
+    throw boost::system::system_error(released, "redlock: the lock had lapsed before the release");
+  }
+  if constexpr (!std::is_void_v<result_type>) co_return std::move(*result);
+}
+
+}  // namespace redlock

@@ -1,0 +1,119 @@
+#include "detail/keep_fsm.hpp"
+
+#include <redlock/detail/asio.hpp>
+
+#include "detail/quorum_fsm.hpp"
+
+#include <algorithm>
+
+namespace redlock::detail {
+
+keep_rules keep_rules_of(const keep_options& options, std::chrono::milliseconds lock_ttl,
+                         double drift_factor, clock::time_point start) {
+  keep_rules rules;
+  rules.ttl = options.ttl.count() == 0 ? lock_ttl : options.ttl;
+  rules.drift_factor = drift_factor;
+  rules.extend_at = options.extend_at;
+  rules.lost_margin = options.lost_margin.count() == 0 ? clock::duration(rules.ttl / 10)
+                                                       : clock::duration(options.lost_margin);
+  if (options.max_hold.count() > 0) rules.hold_end = start + options.max_hold;
+  rules.max_extensions = options.max_extensions;
+  rules.retry_delay = std::clamp(rules.ttl / 20, std::chrono::milliseconds{1},
+                                 std::chrono::milliseconds{500});
+  return rules;
+}
+
+keep_fsm::keep_fsm(keep_rules rules, clock::time_point deadline)
+    : rules_(rules), deadline_(deadline) {}
+
+clock::time_point keep_fsm::signal_at() const noexcept {
+  return std::min(deadline_ - rules_.lost_margin, rules_.hold_end);
+}
+
+void keep_fsm::lose(errc reason) noexcept {
+  if (!reason_) reason_ = reason;
+}
+
+void keep_fsm::observe(clock::time_point deadline, bool found_lost, bool released) {
+  if (finished_) return;
+  deadline_ = deadline;
+  if (found_lost) lose(errc::lock_lost);
+  if (released) lose(errc::lock_released);
+}
+
+void keep_fsm::on_extended(clock::time_point now, error_code ec, clock::time_point deadline) {
+  in_flight_ = false;
+  if (finished_) return;
+  deadline_ = deadline;
+  if (!ec) {
+    ++extensions_;
+    return;
+  }
+  if (ec == errc::lock_lost) return lose(errc::lock_lost);
+  if (ec == errc::lock_released) return lose(errc::lock_released);
+  if (ec == errc::lock_expired) return lose(errc::lock_expiring);
+  if (ec == boost::asio::error::operation_aborted) return lose(errc::connection_closed);
+  // No quorum yet (slow or unreachable nodes, or too late): the old validity
+  // holds, so try again while it lasts.
+  retry_at_ = now + rules_.retry_delay;
+}
+
+keep_action keep_fsm::resume(clock::time_point now) {
+  keep_action action;
+  if (finished_) return action;
+  if (reason_) {
+    finished_ = true;
+    action.what = keep_action::kind::signal;
+    action.reason = *reason_;
+    return action;
+  }
+  const auto lost_at = signal_at();
+  if (now >= lost_at) {
+    lose(capped_ || lost_at == rules_.hold_end ? errc::hold_limit_reached : errc::lock_expiring);
+    return resume(now);
+  }
+  if (!in_flight_ && !capped_) {
+    const auto validity = rules_.ttl - drift_allowance(rules_.ttl, rules_.drift_factor);
+    const auto planned =
+        deadline_ - std::chrono::duration_cast<clock::duration>(rules_.extend_at * validity);
+    // A planned extension may run a little early, so that extensions of
+    // several locks due at about the same time leave in one write per node.
+    const auto lead = std::chrono::duration_cast<clock::duration>(
+        (1.0 - rules_.extend_at) * validity / 10);
+    const auto extend_at = retry_at_.value_or(planned);
+    const auto extend_from = retry_at_ ? *retry_at_ : planned - lead;
+    if (now < extend_from) {
+      action.what = keep_action::kind::wait;
+      action.wake_from = std::min(extend_from, lost_at);
+      action.wake_at = std::min(extend_at, lost_at);
+      return action;
+    }
+    // Never past max_hold: the last extensions are shortened to end there.
+    const auto room = std::chrono::floor<std::chrono::milliseconds>(rules_.hold_end - now);
+    const auto ttl = std::min(rules_.ttl, room);
+    // Near max_hold an extension gains little; stop once it would gain less
+    // than half of what a planned one does.
+    const auto least_gain =
+        std::chrono::duration_cast<clock::duration>((1.0 - rules_.extend_at) * validity / 2);
+    const bool worth_it = ttl.count() > 0 && ttl > drift_allowance(ttl, rules_.drift_factor) &&
+                          now + ttl - drift_allowance(ttl, rules_.drift_factor) >
+                              deadline_ + least_gain;
+    if (rules_.max_extensions != 0 && extensions_ >= rules_.max_extensions) {
+      capped_ = true;
+    } else if (!worth_it) {
+      capped_ = true;
+    } else {
+      in_flight_ = true;
+      retry_at_.reset();
+      action.what = keep_action::kind::extend;
+      action.ttl = ttl;
+      return action;
+    }
+  }
+  action.what = keep_action::kind::wait;
+  action.wake_from = lost_at;
+  action.wake_at = lost_at;
+  return action;
+}
+
+}  // namespace redlock::detail

@@ -1,0 +1,102 @@
+#include "detail/keep_op.hpp"
+
+#include "detail/extend_op.hpp"
+
+namespace redlock::detail {
+
+keep_op::keep_op(std::shared_ptr<node_set> nodes, redlock::lock held, const keep_options& options)
+    : nodes_(std::move(nodes)),
+      held_(std::move(held)),
+      on_lost_(options.on_lost),
+      fsm_(keep_rules_of(options, held_.ttl(), nodes_->config().drift_factor, clock::now()),
+           held_.validity_deadline()) {}
+
+void keep_op::launch() {
+  boost::asio::post(nodes_->strand(), [self = shared_from_this()] {
+    if (self->done_) return;
+    self->nodes_->enroll(self.get());
+    self->enrolled_ = true;
+    if (self->nodes_->closed()) return self->abort();
+    self->step();
+  });
+}
+
+void keep_op::request_stop() {
+  stop_requested_.store(true);
+  boost::asio::post(nodes_->strand(), [self = shared_from_this()] { self->step(); });
+}
+
+void keep_op::wait_lost(completion<error_code> done) {
+  boost::asio::post(nodes_->strand(), [self = shared_from_this(), done = std::move(done)]() mutable {
+    if (self->lost()) return done(self->reason_);
+    if (self->done_) return done(boost::asio::error::operation_aborted);
+    self->waiters_.push_back(std::move(done));
+  });
+}
+
+void keep_op::on_due(clock::time_point) { step(); }
+
+void keep_op::abort() {
+  if (done_) return;
+  fsm_.closed();
+  step();
+}
+
+void keep_op::step() {
+  if (done_) return;
+  // Before anything the handle says: our own release must not read as a
+  // release through another copy.
+  if (stop_requested_.load()) return finish();
+  const auto& state = lock_access::state(held_);
+  fsm_.observe(state->deadline(), state->found_lost.load(), state->released.load());
+  for (;;) {
+    const auto action = fsm_.resume(clock::now());
+    switch (action.what) {
+      case keep_action::kind::extend:
+        send_extension(action.ttl);
+        continue;
+      case keep_action::kind::wait:
+        nodes_->keepers().schedule(*this, action.wake_from, action.wake_at);
+        return;
+      case keep_action::kind::signal:
+        return signal(action.reason);
+      case keep_action::kind::finished:
+        return finish();
+    }
+  }
+}
+
+void keep_op::send_extension(milliseconds ttl) {
+  auto extension = std::make_shared<extend_op>(
+      nodes_, held_, ttl, [self = shared_from_this()](error_code ec, const redlock::lock&) {
+        if (!ec) self->extensions_.fetch_add(1, std::memory_order_relaxed);
+        self->fsm_.on_extended(clock::now(), ec, lock_access::state(self->held_)->deadline());
+        self->step();
+      });
+  // On the strand already, maybe inside the schedule's cork: sent now.
+  extension->start_here();
+}
+
+void keep_op::signal(error_code reason) {
+  reason_ = reason;
+  lost_.store(true, std::memory_order_release);
+  if (on_lost_) {
+    boost::asio::post(nodes_->strand().get_inner_executor(),
+                      [on_lost = std::move(on_lost_), reason] { on_lost(reason); });
+  }
+  for (auto& waiter : std::exchange(waiters_, {})) waiter(reason);
+  // Stop callbacks the work registered run here, on the client's strand.
+  stop_source_.request_stop();
+  finish();
+}
+
+void keep_op::finish() {
+  if (done_) return;
+  done_ = true;
+  fsm_.stop();
+  nodes_->keepers().unschedule(*this);
+  if (std::exchange(enrolled_, false)) nodes_->withdraw(this);
+  for (auto& waiter : std::exchange(waiters_, {})) waiter(boost::asio::error::operation_aborted);
+}
+
+}  // namespace redlock::detail

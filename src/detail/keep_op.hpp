@@ -1,0 +1,68 @@
+// A keeper's work on the client's strand: extends the lock as keep_fsm
+// says, through extend_op, and gives the lost-lock signal.
+#pragma once
+
+#include "detail/keep_fsm.hpp"
+#include "detail/keep_schedule.hpp"
+#include "detail/lock_state.hpp"
+#include "detail/node_set.hpp"
+
+#include <redlock/detail/completion.hpp>
+
+#include <atomic>
+#include <memory>
+#include <stop_token>
+#include <vector>
+
+namespace redlock::detail {
+
+class keep_op final : public registered_operation,
+                      public scheduled_keeper,
+                      public std::enable_shared_from_this<keep_op> {
+ public:
+  /// `held` and `options` are valid (checked by the keeper).
+  keep_op(std::shared_ptr<node_set> nodes, redlock::lock held, const keep_options& options);
+  keep_op(const keep_op&) = delete;
+  keep_op& operator=(const keep_op&) = delete;
+
+  /// Starts keeping (posted onto the strand).
+  void launch();
+  /// Thread-safe: stop keeping, without a signal (the owner releases or the
+  /// work is over). Takes effect before anything posted after it.
+  void request_stop();
+  /// Thread-safe: `done` gets the reason once the signal fires, or
+  /// operation_aborted once keeping stops without one.
+  void wait_lost(completion<error_code> done);
+
+  // Thread-safe reads.
+  const redlock::lock& held() const noexcept { return held_; }
+  bool lost() const noexcept { return lost_.load(std::memory_order_acquire); }
+  error_code reason() const noexcept { return lost() ? reason_ : error_code{}; }
+  std::stop_token stop_token() const noexcept { return stop_source_.get_token(); }
+  unsigned extensions() const noexcept { return extensions_.load(std::memory_order_relaxed); }
+  const std::shared_ptr<node_set>& nodes() const noexcept { return nodes_; }
+
+  void abort() override;
+  void on_due(clock::time_point now) override;
+
+ private:
+  void step();
+  void send_extension(milliseconds ttl);
+  void signal(error_code reason);
+  void finish();
+
+  std::shared_ptr<node_set> nodes_;
+  redlock::lock held_;
+  std::function<void(error_code)> on_lost_;
+  keep_fsm fsm_;
+  std::stop_source stop_source_;
+  std::vector<completion<error_code>> waiters_;
+  error_code reason_;  ///< Written before lost_.
+  std::atomic<bool> lost_{false};
+  std::atomic<bool> stop_requested_{false};
+  std::atomic<unsigned> extensions_{0};
+  bool enrolled_ = false;
+  bool done_ = false;
+};
+
+}  // namespace redlock::detail

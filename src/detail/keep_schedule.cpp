@@ -1,0 +1,65 @@
+#include "detail/keep_schedule.hpp"
+
+#include "detail/node_set.hpp"
+
+#include <algorithm>
+#include <vector>
+
+namespace redlock::detail {
+
+keep_schedule::keep_schedule(strand_type strand, node_set& nodes)
+    : timer_(std::move(strand)), nodes_(nodes) {}
+
+void keep_schedule::schedule(scheduled_keeper& keeper, clock::time_point from,
+                             clock::time_point at) {
+  unschedule(keeper);
+  keeper.slot_ = waiting_.emplace(at, &keeper);
+  keeper.wake_from_ = std::min(from, at);
+  keeper.scheduled_ = true;
+  longest_window_ = std::max(longest_window_, at - keeper.wake_from_);
+  if (at < armed_for_) arm(at);
+}
+
+void keep_schedule::unschedule(scheduled_keeper& keeper) noexcept {
+  if (!keeper.scheduled_) return;
+  waiting_.erase(keeper.slot_);
+  keeper.scheduled_ = false;
+  // The timer may stay armed for it: firing with nobody due costs a wake-up.
+}
+
+void keep_schedule::arm(clock::time_point at) {
+  armed_for_ = at;
+  timer_.expires_at(at);  // cancels the wait for a later time
+  timer_.async_wait([alive = std::weak_ptr<keep_schedule*>(alive_), at](error_code ec) {
+    if (ec) return;
+    auto self = alive.lock();
+    if (!self || (*self)->armed_for_ != at) return;
+    (*self)->fire();
+  });
+}
+
+void keep_schedule::fire() {
+  armed_for_ = clock::time_point::max();
+  const auto now = clock::now();
+  std::vector<scheduled_keeper*> due;
+  // Only keepers whose latest time is within the longest window of now can
+  // have their window open.
+  for (auto it = waiting_.begin(); it != waiting_.end() && it->first <= now + longest_window_;) {
+    auto* keeper = it->second;
+    if (keeper->wake_from_ <= now) {
+      keeper->scheduled_ = false;
+      it = waiting_.erase(it);
+      due.push_back(keeper);
+    } else {
+      ++it;
+    }
+  }
+  {
+    // Keepers may schedule themselves again (or others leave) meanwhile.
+    const corked batch(nodes_);
+    for (auto* keeper : due) keeper->on_due(now);
+  }
+  if (!waiting_.empty() && waiting_.begin()->first < armed_for_) arm(waiting_.begin()->first);
+}
+
+}  // namespace redlock::detail

@@ -1,0 +1,68 @@
+#include <redlock/keeper.hpp>
+
+#include "detail/keep_op.hpp"
+#include "detail/lock_state.hpp"
+#include "detail/release_op.hpp"
+
+#include <boost/system/system_error.hpp>
+
+namespace redlock {
+namespace {
+const lock no_lock;
+}
+
+keeper::keeper(client& owner, lock held, keep_options options) {
+  const auto& state = detail::lock_access::state(held);
+  const auto& nodes = owner.nodes_;
+  error_code invalid;
+  if (!state) {
+    invalid = errc::not_a_lock;
+  } else if (state->client != nodes->serial()) {
+    invalid = errc::foreign_lock;
+  } else {
+    invalid = validate(options, held.ttl(), nodes->config().drift_factor);
+  }
+  if (invalid) throw boost::system::system_error(invalid, "redlock: keeper");
+  op_ = std::make_shared<detail::keep_op>(nodes, std::move(held), options);
+  op_->launch();
+}
+
+keeper::~keeper() { stop(); }
+
+keeper& keeper::operator=(keeper&& other) noexcept {
+  if (this != &other) {
+    stop();
+    op_ = std::move(other.op_);
+  }
+  return *this;
+}
+
+const lock& keeper::held() const noexcept { return op_ ? op_->held() : no_lock; }
+
+bool keeper::lost() const noexcept { return op_ && op_->lost(); }
+
+error_code keeper::lost_reason() const noexcept { return op_ ? op_->reason() : error_code{}; }
+
+std::stop_token keeper::stop_token() const noexcept {
+  return op_ ? op_->stop_token() : std::stop_token{};
+}
+
+unsigned keeper::extensions() const noexcept { return op_ ? op_->extensions() : 0; }
+
+void keeper::stop() noexcept {
+  if (op_) op_->request_stop();
+}
+
+keeper::executor_type keeper::get_executor() const {
+  return op_ ? op_->nodes()->strand().get_inner_executor() : executor_type{};
+}
+
+void keeper::start_wait(detail::completion<error_code> done) { op_->wait_lost(std::move(done)); }
+
+std::shared_ptr<detail::pending_operation> keeper::make_release(
+    detail::completion<error_code, std::size_t> done) {
+  op_->request_stop();
+  return std::make_shared<detail::release_op>(op_->nodes(), op_->held(), std::move(done));
+}
+
+}  // namespace redlock

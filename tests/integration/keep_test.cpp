@@ -1,0 +1,297 @@
+// Auto-extension (keeper) and the lost-lock signal against real servers.
+#include "test_env.hpp"
+
+#include <redlock/keeper.hpp>
+
+#include <memory>
+#include <optional>
+#include <stop_token>
+
+using namespace redlock::itest;
+using redlock::errc;
+using redlock::error_code;
+using redlock::keep_options;
+using redlock::keeper;
+
+namespace {
+
+/// The lost-lock signal as the work sees it, recorded when it fires.
+struct signal_record {
+  std::optional<error_code> reason;
+  redlock::clock::time_point fired_at{};
+  redlock::clock::time_point deadline_then{};
+};
+
+/// Waits for `kept`'s signal, recording when it fired and the validity then.
+std::shared_ptr<signal_record> watch(keeper& kept) {
+  auto record = std::make_shared<signal_record>();
+  kept.async_wait_lost([record, held = kept.held()](error_code ec) {
+    record->fired_at = redlock::clock::now();
+    record->deadline_then = held.validity_deadline();
+    record->reason = ec;
+  });
+  return record;
+}
+
+long long total_calls(env& e, std::string_view command) {
+  long long calls = 0;
+  for (auto& a : e.admin) calls += command_calls(*a, command);
+  return calls;
+}
+
+}  // namespace
+
+TEST_CASE("a kept lock outlives many TTLs and excludes a contender throughout",
+          "[integration][keep]") {
+  env e;
+  redlock::client locks(e.io.get_executor(), e.config);
+  redlock::client rival(e.io.get_executor(), e.config);
+  warm_up(e.io, locks);
+  warm_up(e.io, rival);
+  auto got = acquire(e.io, locks, "long-job", once(500ms));
+  REQUIRE_FALSE(got.ec);
+  keeper kept(locks, got.held);
+  auto signal = watch(kept);
+
+  // The work lasts six TTLs; the rival tries every 100 ms all along.
+  const auto work_end = steady::now() + 3s;
+  int refused = 0;
+  while (steady::now() < work_end) {
+    auto attempt = acquire(e.io, rival, "long-job", once(500ms));
+    INFO("attempt " << refused << ": " << describe_nodes(attempt.held));
+    REQUIRE(attempt.ec == errc::not_acquired);
+    ++refused;
+    wait_on_timer(e.io, 100ms);
+  }
+  CHECK(refused >= 20);
+  CHECK_FALSE(signal->reason.has_value());
+  CHECK_FALSE(kept.lost());
+  CHECK(kept.held().valid());
+  CHECK(kept.extensions() >= 6);
+
+  auto [ec, removed] = run_op<error_code, std::size_t>(
+      e.io, [&](auto handler) { kept.async_release(std::move(handler)); });
+  CHECK_FALSE(ec);
+  CHECK(removed >= locks.quorum());
+  CHECK(e.key_nowhere(e.key("long-job")));
+  // The keeping ended without a signal.
+  run_until(e.io, [&] { return signal->reason.has_value(); });
+  CHECK(*signal->reason == boost::asio::error::operation_aborted);
+  CHECK_FALSE(kept.stop_token().stop_requested());
+}
+
+TEST_CASE("with a majority of nodes silent, the lost-lock signal fires before the validity "
+          "ends, in every form",
+          "[integration][keep]") {
+  env e;
+  auto proxies = proxy_nodes(e, {0, 1, 2});
+  redlock::client locks(e.io.get_executor(), e.config);
+  warm_up(e.io, locks);
+  auto got = acquire(e.io, locks, "paused", once(1s));
+  REQUIRE_FALSE(got.ec);
+  auto called = std::make_shared<std::optional<error_code>>();
+  keep_options options;
+  options.on_lost = [called](error_code reason) { called->emplace(reason); };
+  keeper kept(locks, got.held, options);
+  auto stopped_at = std::make_shared<std::optional<redlock::clock::time_point>>();
+  std::stop_callback on_stop(kept.stop_token(),
+                             [stopped_at] { stopped_at->emplace(redlock::clock::now()); });
+  auto signal = watch(kept);
+  for (auto& p : proxies) p->hold_replies(true);
+
+  run_until(e.io, [&] { return signal->reason.has_value() && called->has_value(); }, 5s);
+  CHECK(*signal->reason == errc::lock_expiring);
+  CHECK(**called == errc::lock_expiring);
+  CHECK(kept.lost());
+  CHECK(kept.lost_reason() == errc::lock_expiring);
+  REQUIRE(stopped_at->has_value());
+  // Before the validity ended, by about lost_margin (a tenth of the TTL).
+  const auto margin = std::chrono::duration_cast<std::chrono::microseconds>(
+      signal->deadline_then - **stopped_at);
+  WARN("lost-lock signal fired " << margin.count() << " us before the validity ended");
+  CHECK(**stopped_at < signal->deadline_then);
+  CHECK(margin <= 100ms);
+  CHECK(margin > 50ms);
+  // No extension reached a quorum: the validity is the acquire's own.
+  CHECK(kept.extensions() == 0);
+  for (auto& p : proxies) p->hold_replies(false);
+}
+
+TEST_CASE("an extension that finds the lock taken over signals lock_lost", "[integration][keep]") {
+  env e;
+  redlock::client locks(e.io.get_executor(), e.config);
+  warm_up(e.io, locks);
+  auto got = acquire(e.io, locks, "stolen", once(600ms));
+  REQUIRE_FALSE(got.ec);
+  REQUIRE(e.key_everywhere(e.key("stolen"), got.held.token()));
+  keeper kept(locks, got.held);
+  auto signal = watch(kept);
+  // Another owner on a majority, as after an expiry: the next extension
+  // finds the key is not ours.
+  for (std::size_t i = 0; i < 3; ++i) {
+    e.admin[i]->command({"SET", e.key("stolen"), "someone-else", "PX", "60000"});
+  }
+  run_until(e.io, [&] { return signal->reason.has_value(); }, 3s);
+  CHECK(*signal->reason == errc::lock_lost);
+  CHECK_FALSE(kept.held().valid());
+  CHECK(kept.stop_token().stop_requested());
+}
+
+TEST_CASE("keeping caps: max_extensions and max_hold end it with hold_limit_reached before the "
+          "validity ends",
+          "[integration][keep]") {
+  env e;
+  redlock::client locks(e.io.get_executor(), e.config);
+  warm_up(e.io, locks);
+
+  SECTION("max_extensions") {
+    auto got = acquire(e.io, locks, "capped", once(400ms));
+    REQUIRE_FALSE(got.ec);
+    keep_options options;
+    options.max_extensions = 2;
+    keeper kept(locks, got.held, options);
+    auto signal = watch(kept);
+    run_until(e.io, [&] { return signal->reason.has_value(); }, 5s);
+    CHECK(*signal->reason == errc::hold_limit_reached);
+    CHECK(kept.extensions() == 2);
+    CHECK(signal->fired_at < signal->deadline_then);
+  }
+  SECTION("max_hold") {
+    const auto start = redlock::clock::now();
+    auto got = acquire(e.io, locks, "capped", once(400ms));
+    REQUIRE_FALSE(got.ec);
+    keep_options options;
+    options.max_hold = 1000ms;
+    keeper kept(locks, got.held, options);
+    auto signal = watch(kept);
+    run_until(e.io, [&] { return signal->reason.has_value(); }, 5s);
+    CHECK(*signal->reason == errc::hold_limit_reached);
+    CHECK(kept.extensions() >= 1);
+    CHECK(signal->fired_at < signal->deadline_then);
+    // Never held (validity included) past max_hold from the keeper's start.
+    CHECK(kept.held().validity_deadline() <= start + 1000ms + 50ms);
+    // The keys do not outlive it by more than the drift either.
+    for (auto& a : e.admin) CHECK(a->pttl(e.key("capped")) <= 1000);
+  }
+}
+
+TEST_CASE("an extension in flight when the release begins does not bring the lock back",
+          "[integration][keep]") {
+  env e;
+  auto proxies = proxy_nodes(e, {0, 1, 2, 3, 4});
+  redlock::client locks(e.io.get_executor(), e.config);
+  warm_up(e.io, locks);
+  auto got = acquire(e.io, locks, "racing", once(600ms));
+  REQUIRE_FALSE(got.ec);
+  const auto key = e.key("racing");
+  REQUIRE(e.key_everywhere(key, got.held.token()));
+  const auto evals_before = total_calls(e, "eval");
+  keeper kept(locks, got.held);
+  auto signal = watch(kept);
+  // The extension reaches every node, its answers are held back.
+  for (auto& p : proxies) p->hold_replies(true);
+  REQUIRE(poll_until(e.io, [&] { return total_calls(e, "eval") >= evals_before + 5; }, 2s));
+  auto released = std::make_shared<std::optional<error_code>>();
+  kept.async_release([released](error_code ec, std::size_t) { released->emplace(ec); });
+  // The deletes run behind the extension on every node.
+  REQUIRE(poll_until(e.io, [&] { return total_calls(e, "eval") >= evals_before + 10; }, 2s));
+  for (auto& p : proxies) p->hold_replies(false);
+  run_until(e.io, [&] { return released->has_value() && signal->reason.has_value(); });
+  CHECK_FALSE(**released);
+  CHECK(*signal->reason == boost::asio::error::operation_aborted);
+  CHECK_FALSE(kept.lost());
+  CHECK_FALSE(kept.held().valid());
+  CHECK(e.key_nowhere(key));
+  // Nothing is extended after the release, however long we wait.
+  const auto evals_after = total_calls(e, "eval");
+  wait_on_timer(e.io, 700ms);
+  CHECK(total_calls(e, "eval") == evals_after);
+}
+
+TEST_CASE("a kept lock released through another copy signals lock_released",
+          "[integration][keep]") {
+  env e;
+  redlock::client locks(e.io.get_executor(), e.config);
+  warm_up(e.io, locks);
+  auto got = acquire(e.io, locks, "copied", once(2s));
+  REQUIRE_FALSE(got.ec);
+  keeper kept(locks, got.held);
+  auto signal = watch(kept);
+  CHECK_FALSE(e.release_everywhere(locks, got.held).ec);
+  run_until(e.io, [&] { return signal->reason.has_value(); });
+  CHECK(*signal->reason == errc::lock_released);
+}
+
+TEST_CASE("keeping stops when the keeper is destroyed, and a closed client signals "
+          "connection_closed",
+          "[integration][keep]") {
+  env e;
+  auto locks = std::make_unique<redlock::client>(e.io.get_executor(), e.config);
+  warm_up(e.io, *locks);
+  SECTION("destroyed: no more extensions, the key expires with its TTL") {
+    auto got = acquire(e.io, *locks, "dropped", once(400ms));
+    REQUIRE_FALSE(got.ec);
+    {
+      keeper kept(*locks, got.held);
+      wait_on_timer(e.io, 500ms);  // one extension at least
+      CHECK(kept.extensions() >= 1);
+    }
+    const auto evals = total_calls(e, "eval");
+    CHECK(e.key_nowhere(e.key("dropped")));  // within poll_until's 2 s
+    CHECK(total_calls(e, "eval") == evals);
+  }
+  SECTION("client closed") {
+    auto got = acquire(e.io, *locks, "closing", once(2s));
+    REQUIRE_FALSE(got.ec);
+    keeper kept(*locks, got.held);
+    auto signal = watch(kept);
+    locks->close();
+    run_until(e.io, [&] { return signal->reason.has_value(); });
+    CHECK(*signal->reason == errc::connection_closed);
+  }
+}
+
+TEST_CASE("a keeper refuses bad input with a clear error", "[integration][keep]") {
+  env e;
+  redlock::client locks(e.io.get_executor(), e.config);
+  redlock::client other(e.io.get_executor(), e.config);
+  auto error_of = [](auto&& make) -> error_code {
+    try {
+      make();
+    } catch (const boost::system::system_error& failure) {
+      return failure.code();
+    }
+    return {};
+  };
+  CHECK(error_of([&] { keeper k(locks, redlock::lock{}); }) == errc::not_a_lock);
+  auto got = acquire(e.io, locks, "checked", once(2s));
+  REQUIRE_FALSE(got.ec);
+  CHECK(error_of([&] { keeper k(other, got.held); }) == errc::foreign_lock);
+  keep_options bad;
+  bad.extend_at = 1.5;
+  CHECK(error_of([&] { keeper k(locks, got.held, bad); }) == errc::invalid_keep_options);
+  keeper empty;
+  CHECK(empty.empty());
+  CHECK_FALSE(empty.lost());
+  CHECK(error_of([&] { empty.async_wait_lost([](error_code) {}); }) == errc::not_a_lock);
+  CHECK_FALSE(e.release_everywhere(locks, got.held).ec);
+}
+
+TEST_CASE("many kept locks of one client are all extended on one schedule",
+          "[integration][keep]") {
+  env e;
+  redlock::client locks(e.io.get_executor(), e.config);
+  warm_up(e.io, locks);
+  std::vector<keeper> kept;
+  for (int i = 0; i < 40; ++i) {
+    auto got = acquire(e.io, locks, fmt::format("many-{}", i), once(400ms));
+    REQUIRE_FALSE(got.ec);
+    kept.emplace_back(locks, got.held);
+  }
+  wait_on_timer(e.io, 1200ms);
+  for (auto& k : kept) {
+    CHECK(k.extensions() >= 2);
+    CHECK_FALSE(k.lost());
+    CHECK(k.held().valid());
+  }
+}
