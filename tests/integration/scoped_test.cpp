@@ -1,0 +1,257 @@
+// Scoped locking in every style: blocking scoped_lock and run_exclusive,
+// callback async_run_exclusive, coroutine run_exclusive.
+#include "test_env.hpp"
+
+#include <redlock/run_exclusive.hpp>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <condition_variable>
+#include <exception>
+#include <functional>
+#include <mutex>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <stop_token>
+
+using namespace redlock::itest;
+using redlock::errc;
+using redlock::error_code;
+using redlock::keep_options;
+using redlock::keeper;
+
+namespace {
+
+error_code code_of(const std::function<void()>& act) {
+  try {
+    act();
+  } catch (const boost::system::system_error& failure) {
+    return failure.code();
+  }
+  return {};
+}
+
+/// Until `token` is stopped, or `limit` passes; true if stopped.
+bool wait_for_stop(const std::stop_token& token, milliseconds limit) {
+  std::mutex mutex;
+  std::condition_variable_any woken;
+  std::unique_lock guard(mutex);
+  return woken.wait_for(guard, token, limit, [] { return false; }) || token.stop_requested();
+}
+
+}  // namespace
+
+TEST_CASE("blocking run_exclusive runs the work under the lock and releases it after",
+          "[integration][scoped]") {
+  env e;
+  redlock::blocking_client locks(e.config);
+  const auto key = e.key("report");
+  SECTION("returns the work's result") {
+    const int result = locks.run_exclusive("report", once(500ms), {}, [&](std::stop_token stop) {
+      CHECK(e.admin[0]->exists(key));
+      // Longer than the TTL: kept extended meanwhile.
+      CHECK_FALSE(wait_for_stop(stop, 1200ms));
+      return 42;
+    });
+    CHECK(result == 42);
+    CHECK(e.key_nowhere(key));
+  }
+  SECTION("an exception from the work propagates, and the lock is released first") {
+    CHECK_THROWS_AS(locks.run_exclusive("report", [&] {
+      throw std::runtime_error("job failed");
+    }),
+                    std::runtime_error);
+    CHECK(e.key_nowhere(key));
+  }
+  SECTION("held elsewhere: not_acquired, and the work does not run") {
+    auto other = locks.acquire("report", once());
+    bool ran = false;
+    CHECK(code_of([&] { locks.run_exclusive("report", once(), {}, [&] { ran = true; }); }) ==
+          errc::not_acquired);
+    CHECK_FALSE(ran);
+    locks.release(other);
+  }
+  SECTION("bad keep options: refused before anything is locked") {
+    keep_options bad;
+    bad.lost_margin = 5s;
+    CHECK(code_of([&] { locks.run_exclusive("report", once(), bad, [] {}); }) ==
+          errc::invalid_keep_options);
+    CHECK_FALSE(e.admin[0]->exists(key));
+  }
+}
+
+TEST_CASE("blocking run_exclusive: a lock lost while the work runs stops the work and throws",
+          "[integration][scoped]") {
+  env e;
+  auto proxies = proxy_nodes(e, {0, 1, 2});
+  redlock::blocking_client locks(e.config);
+  bool stopped = false;
+  const auto ec = code_of([&] {
+    locks.run_exclusive("job", once(600ms), {}, [&](redlock::scoped_lock& scope) {
+      for (auto& p : proxies) p->hold_replies(true);
+      stopped = wait_for_stop(scope.stop_token(), 5s);
+      CHECK(scope.held().valid());  // stopped before the validity ended
+      for (auto& p : proxies) p->hold_replies(false);
+    });
+  });
+  CHECK(stopped);
+  CHECK(ec == errc::lock_expiring);
+  CHECK(e.key_nowhere(e.key("job")));
+}
+
+TEST_CASE("scoped_lock releases when destroyed, moves, and releases once", "[integration][scoped]") {
+  env e;
+  redlock::blocking_client locks(e.config);
+  const auto key = e.key("scope");
+  {
+    auto scope = locks.acquire_scoped("scope", once(500ms));
+    CHECK(scope.owns_lock());
+    REQUIRE(e.key_everywhere(key, scope.held().token()));
+    redlock::scoped_lock moved = std::move(scope);
+    CHECK_FALSE(scope.owns_lock());
+    CHECK(moved.owns_lock());
+    // Held past its TTL while in scope.
+    std::this_thread::sleep_for(800ms);
+    CHECK(moved.held().valid());
+    CHECK(e.admin[0]->exists(key));
+  }
+  CHECK(e.key_nowhere(key));
+  auto scope = locks.acquire_scoped("scope", once(2s));
+  CHECK(scope.release() >= 3);
+  CHECK_FALSE(scope.owns_lock());
+  CHECK(scope.release() == 0);
+  CHECK(code_of([&] {
+    auto held = locks.acquire_scoped("scope", once(2s));
+    auto again = locks.acquire_scoped("scope", once(2s));
+  }) == errc::not_acquired);
+  CHECK(e.key_nowhere(key));
+}
+
+TEST_CASE("async_run_exclusive with callbacks", "[integration][scoped]") {
+  env e;
+  redlock::client locks(e.io.get_executor(), e.config);
+  warm_up(e.io, locks);
+  const auto key = e.key("cb");
+  auto timer = std::make_shared<boost::asio::steady_timer>(e.io);
+  SECTION("work that outlasts the TTL completes under the lock") {
+    bool held_during_work = false;
+    auto [ec] = run_op<error_code>(e.io, [&](auto handler) {
+      redlock::async_run_exclusive(
+          locks, "cb", once(400ms), {},
+          [&, timer](keeper& kept, redlock::work_done done) {
+            timer->expires_after(900ms);
+            timer->async_wait([&, done = std::move(done)](error_code) mutable {
+              held_during_work = kept.held().valid() && e.admin[0]->exists(key);
+              done({});
+            });
+          },
+          std::move(handler));
+    });
+    CHECK_FALSE(ec);
+    CHECK(held_during_work);
+    CHECK(e.key_nowhere(key));
+  }
+  SECTION("the work's error is reported, and the lock released") {
+    auto [ec] = run_op<error_code>(e.io, [&](auto handler) {
+      redlock::async_run_exclusive(
+          locks, "cb", once(2s), {},
+          [](keeper&, redlock::work_done done) { done(boost::asio::error::no_permission); },
+          std::move(handler));
+    });
+    CHECK(ec == boost::asio::error::no_permission);
+    CHECK(e.key_nowhere(key));
+  }
+  SECTION("work that throws: released, and the exception leaves run()") {
+    bool thrown = false;
+    try {
+      run_op<error_code>(e.io, [&](auto handler) {
+        redlock::async_run_exclusive(
+            locks, "cb", once(2s), {},
+            [](keeper&, redlock::work_done) { throw std::runtime_error("boom"); },
+            std::move(handler));
+      });
+    } catch (const std::runtime_error&) {
+      thrown = true;
+    }
+    CHECK(thrown);
+    CHECK(e.key_nowhere(key));
+  }
+  SECTION("held elsewhere: the acquire's error, the work never runs") {
+    auto other = acquire(e.io, locks, "cb", once());
+    REQUIRE_FALSE(other.ec);
+    bool ran = false;
+    auto [ec] = run_op<error_code>(e.io, [&](auto handler) {
+      redlock::async_run_exclusive(
+          locks, "cb", once(), {}, [&](keeper&, redlock::work_done) { ran = true; },
+          std::move(handler));
+    });
+    CHECK(ec == errc::not_acquired);
+    CHECK_FALSE(ran);
+  }
+}
+
+TEST_CASE("run_exclusive in a coroutine", "[integration][scoped]") {
+  env e;
+  redlock::client locks(e.io.get_executor(), e.config);
+  warm_up(e.io, locks);
+  const auto key = e.key("coro");
+  auto outcome = std::make_shared<std::optional<std::pair<std::exception_ptr, int>>>();
+  auto on_done = [outcome](std::exception_ptr failure, int value) {
+    outcome->emplace(failure, value);
+  };
+  SECTION("returns the work's value after releasing") {
+    boost::asio::co_spawn(
+        e.io,
+        redlock::run_exclusive(locks, "coro", once(400ms), {},
+                               [&](keeper& kept) -> boost::asio::awaitable<int> {
+                                 boost::asio::steady_timer t(e.io, 900ms);
+                                 co_await t.async_wait(boost::asio::use_awaitable);
+                                 co_return kept.held().valid() ? 7 : -1;
+                               }),
+        on_done);
+    run_until(e.io, [&] { return outcome->has_value(); });
+    CHECK_FALSE((*outcome)->first);
+    CHECK((*outcome)->second == 7);
+    CHECK(e.key_nowhere(key));
+  }
+  SECTION("an exception from the work propagates after the release is started") {
+    boost::asio::co_spawn(
+        e.io,
+        redlock::run_exclusive(locks, "coro", once(2s), {},
+                               [&](keeper&) -> boost::asio::awaitable<int> {
+                                 throw std::runtime_error("boom");
+                                 co_return 0;
+                               }),
+        on_done);
+    run_until(e.io, [&] { return outcome->has_value(); });
+    CHECK((*outcome)->first);
+    CHECK(e.key_nowhere(key));
+  }
+  SECTION("a lost lock is thrown as its reason, the work's value dropped") {
+    auto proxies = std::make_shared<std::vector<std::unique_ptr<redlock::test::fault_proxy>>>();
+    env e2;
+    *proxies = proxy_nodes(e2, {0, 1, 2});
+    redlock::client paused(e2.io.get_executor(), e2.config);
+    warm_up(e2.io, paused);
+    boost::asio::co_spawn(
+        e2.io,
+        redlock::run_exclusive(paused, "coro", once(600ms), {},
+                               [&](keeper& kept) -> boost::asio::awaitable<int> {
+                                 for (auto& p : *proxies) p->hold_replies(true);
+                                 co_await kept.async_wait_lost(boost::asio::use_awaitable);
+                                 for (auto& p : *proxies) p->hold_replies(false);
+                                 co_return 1;
+                               }),
+        on_done);
+    run_until(e2.io, [&] { return outcome->has_value(); });
+    REQUIRE((*outcome)->first);
+    try {
+      std::rethrow_exception((*outcome)->first);
+    } catch (const boost::system::system_error& failure) {
+      CHECK(failure.code() == errc::lock_expiring);
+    }
+    CHECK(e2.key_nowhere(e2.key("coro")));
+  }
+}
