@@ -7,5 +7,6 @@
 #include <redlock/config.hpp>
 #include <redlock/error.hpp>
 #include <redlock/keeper.hpp>
+#include <redlock/leader.hpp>
 #include <redlock/lock.hpp>
 #include <redlock/run_exclusive.hpp>

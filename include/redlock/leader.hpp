@@ -1,0 +1,92 @@
+// Leader election over a Redlock lock: campaign, keep leadership by
+// auto-extension, and step down so a follower takes over at once.
+#pragma once
+
+#include <redlock/client.hpp>
+#include <redlock/config.hpp>
+#include <redlock/detail/completion.hpp>
+#include <redlock/lock.hpp>
+
+#include <functional>
+#include <memory>
+#include <stop_token>
+#include <string>
+
+namespace redlock {
+
+namespace detail {
+class campaign;
+}
+
+struct campaign_options {
+  /// TTL and timeouts of the lock that stands for leadership. Its retry
+  /// delays pace the campaign (a follower also tries again as soon as the
+  /// leader's release is announced); its attempt limit and wait timeout are
+  /// ignored: a campaign goes on until stepped down.
+  lock_options lock{};
+  /// How leadership is kept (auto-extension and the lost-lock signal);
+  /// on_lost here is ignored in favour of the election's own.
+  keep_options keep{};
+};
+
+/// One contender for leadership of `resource`.
+///
+/// campaign() starts trying to acquire the lock; once it is held,
+/// `on_elected(held, term)` is called and the lock is kept extended. When
+/// the lost-lock signal fires (an extension found the lock lost, or no
+/// extension landed `keep.lost_margin` before the validity ends), `term` is
+/// stopped, then `on_lost(reason)` is called, the lock is released where it
+/// may remain, and the campaign resumes. step_down() ends the campaign and
+/// releases leadership at once, so that a follower takes over without
+/// waiting out the TTL.
+///
+/// Callbacks run on a strand of the client's executor, one at a time, and
+/// never after step_down()'s handler was called or the election destroyed.
+/// Leadership is exactly as safe as the lock: see docs/safety.md.
+class leader_election {
+ public:
+  using elected_handler = std::function<void(const lock& held, std::stop_token term)>;
+  using lost_handler = std::function<void(error_code reason)>;
+
+  /// Throws boost::system::system_error with errc::empty_resource or
+  /// errc::invalid_keep_options (and the lock options' own argument errors).
+  leader_election(client& owner, std::string resource, campaign_options options,
+                  elected_handler on_elected, lost_handler on_lost);
+  /// Steps down without waiting (the release is started, not awaited).
+  ~leader_election();
+  leader_election(const leader_election&) = delete;
+  leader_election& operator=(const leader_election&) = delete;
+
+  /// Starts campaigning; once only (later calls do nothing).
+  void campaign();
+  /// This contender leads now (thread-safe).
+  bool leading() const noexcept;
+  /// Terms won so far (thread-safe).
+  unsigned terms() const noexcept;
+
+  /// Ends the campaign: a pending attempt is cancelled (its votes undone),
+  /// a current term is stopped (its token requested; on_lost is not called)
+  /// and its lock released.
+  ///
+  /// Handler signature: `void(redlock::error_code)`: the release's error
+  /// (errc::lock_lost if the term had lapsed), success otherwise.
+  /// Completion condition: the campaign is over and nothing is held.
+  /// Per-operation cancellation: none. The handler is never invoked from
+  /// inside this function.
+  template <class CompletionToken>
+  auto async_step_down(CompletionToken&& token) {
+    return boost::asio::async_initiate<CompletionToken, void(error_code)>(
+        [this](auto handler) {
+          step_down(detail::make_completion<error_code>(std::move(handler), executor_));
+        },
+        token);
+  }
+
+ private:
+  void step_down(detail::completion<error_code> done);
+
+  client::executor_type executor_;
+  std::shared_ptr<detail::campaign> campaign_;
+};
+
+}  // namespace redlock

@@ -1,0 +1,199 @@
+#include <redlock/keeper.hpp>
+#include <redlock/leader.hpp>
+
+#include <boost/asio/bind_executor.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/system/system_error.hpp>
+
+#include <atomic>
+#include <vector>
+
+namespace redlock {
+namespace detail {
+
+/// The election's state, on a strand of the client's executor.
+class campaign : public std::enable_shared_from_this<campaign> {
+ public:
+  campaign(client& owner, std::string resource, campaign_options options,
+           leader_election::elected_handler on_elected, leader_election::lost_handler on_lost)
+      : owner_(owner),
+        resource_(std::move(resource)),
+        options_(std::move(options)),
+        on_elected_(std::move(on_elected)),
+        on_lost_(std::move(on_lost)),
+        strand_(boost::asio::make_strand(owner.get_executor())),
+        retry_timer_(strand_) {
+    auto& retry = options_.lock.retry;
+    if (retry.base_delay <= milliseconds::zero()) retry = retry_policy{};
+    retry.max_attempts = 0;  // until acquired or stepped down
+    retry.wake_on_release = true;
+    options_.lock.wait_timeout = milliseconds::zero();
+    options_.keep.on_lost = nullptr;
+  }
+
+  void start() {
+    boost::asio::post(strand_, [self = shared_from_this()] {
+      if (self->phase_ == phase::idle && !self->stopping_) self->attempt();
+    });
+  }
+
+  void step_down(completion<error_code> done) {
+    boost::asio::post(strand_, [self = shared_from_this(), done = std::move(done)]() mutable {
+      self->stopping_ = true;
+      self->step_down_waiters_.push_back(std::move(done));
+      switch (self->phase_) {
+        case phase::idle:
+        case phase::stopped:
+          return self->finish({});
+        case phase::campaigning:
+          self->attempt_stop_.request_stop();  // on_acquired finishes
+          return;
+        case phase::waiting:
+          self->retry_timer_.cancel();
+          return self->finish({});
+        case phase::leading:
+          return self->end_term();
+        case phase::releasing:
+          return;  // the release's handler finishes
+      }
+    });
+  }
+
+  /// No user callback starts after this (the election is gone).
+  void detach() noexcept { detached_.store(true); }
+
+  std::atomic<bool> leading{false};
+  std::atomic<unsigned> terms{0};
+
+ private:
+  enum class phase { idle, campaigning, waiting, leading, releasing, stopped };
+
+  void attempt() {
+    phase_ = phase::campaigning;
+    attempt_stop_ = std::stop_source{};
+    auto options = options_.lock;
+    options.stop = attempt_stop_.get_token();
+    owner_.async_acquire(resource_, std::move(options),
+                         boost::asio::bind_executor(
+                             strand_, [self = shared_from_this()](error_code ec, lock held) {
+                               self->on_acquired(ec, std::move(held));
+                             }));
+  }
+
+  void on_acquired(error_code ec, lock held) {
+    if (stopping_) {
+      if (ec) return finish({});
+      // Won just as the step-down began: give it back.
+      phase_ = phase::releasing;
+      kept_ = keeper(owner_, std::move(held), options_.keep);
+      return release_term();
+    }
+    if (ec == boost::asio::error::operation_aborted) {
+      phase_ = phase::stopped;  // the client closed
+      return;
+    }
+    if (ec) {
+      // Too few nodes answered, or an error: try again after a pause.
+      phase_ = phase::waiting;
+      retry_timer_.expires_after(options_.lock.retry.base_delay);
+      retry_timer_.async_wait([self = shared_from_this()](error_code waited) {
+        if (waited || self->stopping_ || self->phase_ != phase::waiting) return;
+        self->attempt();
+      });
+      return;
+    }
+    phase_ = phase::leading;
+    kept_ = keeper(owner_, held, options_.keep);
+    term_ = std::stop_source{};
+    const unsigned term = terms.fetch_add(1) + 1;
+    leading.store(true);
+    kept_.async_wait_lost(
+        boost::asio::bind_executor(strand_, [self = shared_from_this(), term](error_code reason) {
+          self->on_signal(term, reason);
+        }));
+    if (!detached_ && on_elected_) on_elected_(held, term_.get_token());
+  }
+
+  void on_signal(unsigned term, error_code reason) {
+    // operation_aborted: the keeping was stopped by our own release.
+    if (reason == boost::asio::error::operation_aborted) return;
+    if (phase_ != phase::leading || term != terms.load()) return;
+    leading.store(false);
+    term_.request_stop();
+    if (!detached_ && on_lost_) on_lost_(reason);
+    if (reason == errc::connection_closed) {
+      phase_ = phase::stopped;
+      return;
+    }
+    // What may remain of the lock on some nodes goes before campaigning again.
+    phase_ = phase::releasing;
+    release_term();
+  }
+
+  void end_term() {
+    leading.store(false);
+    term_.request_stop();
+    phase_ = phase::releasing;
+    release_term();
+  }
+
+  void release_term() {
+    kept_.async_release(boost::asio::bind_executor(
+        strand_, [self = shared_from_this()](error_code ec, std::size_t) {
+          self->kept_ = keeper{};
+          if (self->stopping_) return self->finish(ec);
+          self->attempt();
+        }));
+  }
+
+  void finish(error_code ec) {
+    phase_ = phase::stopped;
+    for (auto& done : std::exchange(step_down_waiters_, {})) done(ec);
+  }
+
+  client& owner_;
+  std::string resource_;
+  campaign_options options_;
+  leader_election::elected_handler on_elected_;
+  leader_election::lost_handler on_lost_;
+  boost::asio::strand<client::executor_type> strand_;
+  boost::asio::steady_timer retry_timer_;
+  std::stop_source attempt_stop_;
+  std::stop_source term_;
+  keeper kept_;
+  phase phase_ = phase::idle;
+  bool stopping_ = false;
+  std::atomic<bool> detached_{false};
+  std::vector<completion<error_code>> step_down_waiters_;
+};
+
+}  // namespace detail
+
+leader_election::leader_election(client& owner, std::string resource, campaign_options options,
+                                 elected_handler on_elected, lost_handler on_lost)
+    : executor_(owner.get_executor()) {
+  const auto drift = owner.config().drift_factor;
+  error_code invalid = validate(resource, options.lock, drift);
+  if (!invalid) invalid = validate(options.keep, options.lock.ttl, drift);
+  if (invalid) throw boost::system::system_error(invalid, "redlock: leader_election");
+  campaign_ = std::make_shared<detail::campaign>(owner, std::move(resource), std::move(options),
+                                                 std::move(on_elected), std::move(on_lost));
+}
+
+leader_election::~leader_election() {
+  campaign_->detach();
+  step_down(detail::make_completion<error_code>([](error_code) {}, executor_));
+}
+
+void leader_election::campaign() { campaign_->start(); }
+
+bool leader_election::leading() const noexcept { return campaign_->leading.load(); }
+
+unsigned leader_election::terms() const noexcept { return campaign_->terms.load(); }
+
+void leader_election::step_down(detail::completion<error_code> done) {
+  campaign_->step_down(std::move(done));
+}
+
+}  // namespace redlock

@@ -1,0 +1,164 @@
+// Leader election among contenders with clients of their own.
+#include "test_env.hpp"
+
+#include <redlock/leader.hpp>
+
+#include <array>
+#include <memory>
+#include <optional>
+
+using namespace redlock::itest;
+using redlock::errc;
+using redlock::error_code;
+
+namespace {
+
+/// A contender and what happened to it, in the order it happened.
+struct contender {
+  contender(env& e, const redlock::client_config& config, milliseconds ttl)
+      : locks(e.io.get_executor(), config) {
+    redlock::campaign_options options;
+    options.lock = once(ttl);
+    election.emplace(
+        locks, "leader", options,
+        [this](const redlock::lock& held, std::stop_token term) {
+          elected_at = redlock::clock::now();
+          this->term = term;
+          ++elected;
+        },
+        [this](error_code reason) {
+          lost_at = redlock::clock::now();
+          lost_reason = reason;
+        });
+  }
+
+  redlock::client locks;
+  std::optional<redlock::leader_election> election;
+  int elected = 0;
+  redlock::clock::time_point elected_at{}, lost_at{};
+  std::optional<error_code> lost_reason;
+  std::stop_token term;
+};
+
+int leaders(const std::array<std::unique_ptr<contender>, 3>& all) {
+  int n = 0;
+  for (const auto& c : all) n += c->election->leading() ? 1 : 0;
+  return n;
+}
+
+std::optional<error_code> step_down(env& e, contender& c) {
+  auto [ec] = run_op<error_code>(
+      e.io, [&](auto handler) { c.election->async_step_down(std::move(handler)); });
+  return ec;
+}
+
+}  // namespace
+
+TEST_CASE("leader election: one leader at a time, and a step-down hands over at once",
+          "[integration][leader]") {
+  env e;
+  std::array<std::unique_ptr<contender>, 3> all;
+  for (auto& c : all) c = std::make_unique<contender>(e, e.config, 3s);
+  for (auto& c : all) c->election->campaign();
+  REQUIRE(poll_until(e.io, [&] { return leaders(all) == 1; }, 5s));
+  // It stays one for longer than the TTL: leadership is kept by extension.
+  const auto watch_until = steady::now() + 4s;
+  while (steady::now() < watch_until) {
+    wait_on_timer(e.io, 50ms);
+    REQUIRE(leaders(all) == 1);
+  }
+  contender* first = nullptr;
+  for (auto& c : all) {
+    if (c->election->leading()) first = c.get();
+  }
+  REQUIRE(first != nullptr);
+  CHECK(first->elected == 1);
+  CHECK_FALSE(first->term.stop_requested());
+
+  // Stepping down: the term ends, and a follower leads well before the TTL
+  // would have let it (woken by the release).
+  const auto handed_at = steady::now();
+  CHECK_FALSE(*step_down(e, *first));
+  CHECK(first->term.stop_requested());
+  CHECK_FALSE(first->lost_reason.has_value());  // on_lost is for losses, not step-downs
+  CHECK_FALSE(first->election->leading());
+  REQUIRE(poll_until(e.io, [&] { return leaders(all) == 1; }, 5s));
+  CHECK(steady::now() - handed_at < 1s);
+  CHECK_FALSE(first->election->leading());
+
+  for (auto& c : all) CHECK_FALSE(*step_down(e, *c));
+  CHECK(leaders(all) == 0);
+  CHECK(e.key_nowhere(e.key("leader")));
+}
+
+TEST_CASE("leader election: a leader cut off from the nodes learns it before its term ends, and "
+          "a follower takes over only after",
+          "[integration][leader]") {
+  env e;
+  // Contender 0 reaches every node through a proxy of its own.
+  auto cut_off_config = e.config;
+  std::vector<std::unique_ptr<redlock::test::fault_proxy>> proxies;
+  for (std::size_t i = 0; i < e.nodes.size(); ++i) {
+    proxies.push_back(std::make_unique<redlock::test::fault_proxy>(e.nodes.node(i).port()));
+    cut_off_config.nodes[i].port = proxies.back()->port();
+  }
+  std::array<std::unique_ptr<contender>, 3> all;
+  all[0] = std::make_unique<contender>(e, cut_off_config, 1s);
+  all[0]->election->campaign();
+  REQUIRE(poll_until(e.io, [&] { return all[0]->election->leading(); }, 5s));
+  for (std::size_t i = 1; i < 3; ++i) {
+    all[i] = std::make_unique<contender>(e, e.config, 1s);
+    all[i]->election->campaign();
+  }
+  wait_on_timer(e.io, 300ms);
+  CHECK(leaders(all) == 1);
+
+  // The leader pauses, as far as the nodes can tell.
+  for (auto& p : proxies) p->partition(redlock::test::fault_proxy::partition_mode::blackhole);
+  REQUIRE(poll_until(e.io, [&] { return all[0]->lost_reason.has_value(); }, 5s));
+  CHECK(*all[0]->lost_reason == errc::lock_expiring);
+  CHECK(all[0]->term.stop_requested());
+  REQUIRE(poll_until(e.io, [&] { return leaders(all) == 1; }, 5s));
+  contender* next = all[1]->election->leading() ? all[1].get() : all[2].get();
+  // The follower was elected after the old leader had stopped.
+  CHECK(next->elected_at > all[0]->lost_at);
+  for (auto& p : proxies) p->partition(redlock::test::fault_proxy::partition_mode::none);
+  for (auto& c : all) CHECK_FALSE(*step_down(e, *c));
+}
+
+TEST_CASE("leader election: stepping down while campaigning leaves nothing behind",
+          "[integration][leader]") {
+  env e;
+  redlock::client holder(e.io.get_executor(), e.config);
+  auto held = acquire(e.io, holder, "leader", once(5s));
+  REQUIRE_FALSE(held.ec);
+  contender c(e, e.config, 5s);
+  c.election->campaign();
+  REQUIRE(e.someone_waits_for(e.key("leader")));
+  CHECK_FALSE(*step_down(e, c));
+  CHECK(c.elected == 0);
+  CHECK(e.release_everywhere(holder, held.held).removed >= 3);
+  // Nobody campaigns any more: the key stays free.
+  wait_on_timer(e.io, 300ms);
+  for (auto& a : e.admin) CHECK_FALSE(a->exists(e.key("leader")));
+}
+
+TEST_CASE("leader election refuses bad options", "[integration][leader]") {
+  env e;
+  redlock::client locks(e.io.get_executor(), e.config);
+  auto make = [&](std::string resource, redlock::campaign_options options) -> error_code {
+    try {
+      redlock::leader_election election(locks, std::move(resource), options, nullptr, nullptr);
+    } catch (const boost::system::system_error& failure) {
+      return failure.code();
+    }
+    return {};
+  };
+  CHECK(make("", {}) == errc::empty_resource);
+  redlock::campaign_options bad_keep;
+  bad_keep.keep.extend_at = 0;
+  CHECK(make("x", bad_keep) == errc::invalid_keep_options);
+  redlock::campaign_options bad_ttl;
+  bad_ttl.lock.ttl = milliseconds{0};
+  CHECK(make("x", bad_ttl) == errc::invalid_ttl);
+}
