@@ -21,7 +21,7 @@ struct contender {
     options.lock = once(ttl);
     election.emplace(
         locks, "leader", options,
-        [this](const redlock::lock& held, std::stop_token term) {
+        [this](const redlock::lock&, std::stop_token term) {
           elected_at = redlock::clock::now();
           this->term = term;
           ++elected;
