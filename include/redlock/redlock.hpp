@@ -9,4 +9,5 @@
 #include <redlock/keeper.hpp>
 #include <redlock/leader.hpp>
 #include <redlock/lock.hpp>
+#include <redlock/periodic.hpp>
 #include <redlock/run_exclusive.hpp>
