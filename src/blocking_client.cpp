@@ -28,19 +28,19 @@ void throw_if(const error_code& ec, const char* what) {
 
 }  // namespace
 
-struct blocking_client::runner {
+struct detail::blocking_runner {
   boost::asio::io_context context{1};
   boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work{
       context.get_executor()};
   std::optional<client> async;
   std::thread thread;
 
-  explicit runner(client_config config) {
+  explicit blocking_runner(client_config config) {
     async.emplace(context.get_executor(), std::move(config));
     thread = std::thread([this] { context.run(); });
   }
 
-  ~runner() {
+  ~blocking_runner() {
     async.reset();  // posts the shutdown, which ends all the client's work
     work.reset();
     thread.join();
@@ -48,7 +48,7 @@ struct blocking_client::runner {
 };
 
 blocking_client::blocking_client(client_config config)
-    : runner_(std::make_unique<runner>(std::move(config))) {}
+    : runner_(std::make_shared<detail::blocking_runner>(std::move(config))) {}
 
 blocking_client::~blocking_client() = default;
 
@@ -125,11 +125,7 @@ scoped_lock blocking_client::acquire_scoped(std::string resource, const lock_opt
   throw_if(validate(keep, options.ttl, async_client().config().drift_factor),
            "redlock: acquire_scoped");
   auto held = acquire(std::move(resource), options);
-  return scoped_lock(*this, keeper(async_client(), std::move(held), keep));
-}
-
-std::size_t blocking_client::release_kept(keeper& kept, error_code& ec) {
-  return wait_for<std::size_t>([&](auto handler) { kept.async_release(std::move(handler)); }, ec);
+  return scoped_lock(runner_, keeper(async_client(), std::move(held), keep));
 }
 
 void blocking_client::finish_exclusive(scoped_lock& scope) {
@@ -146,13 +142,13 @@ scoped_lock::~scoped_lock() {
 }
 
 scoped_lock::scoped_lock(scoped_lock&& other) noexcept
-    : owner_(std::exchange(other.owner_, nullptr)), kept_(std::move(other.kept_)) {}
+    : runner_(std::move(other.runner_)), kept_(std::move(other.kept_)) {}
 
 scoped_lock& scoped_lock::operator=(scoped_lock&& other) noexcept {
   if (this != &other) {
     error_code ignored;
     release(ignored);
-    owner_ = std::exchange(other.owner_, nullptr);
+    runner_ = std::move(other.runner_);
     kept_ = std::move(other.kept_);
   }
   return *this;
@@ -160,9 +156,11 @@ scoped_lock& scoped_lock::operator=(scoped_lock&& other) noexcept {
 
 std::size_t scoped_lock::release(error_code& ec) {
   ec = {};
-  if (kept_.empty() || owner_ == nullptr) return 0;
-  const auto removed = owner_->release_kept(kept_, ec);
+  if (kept_.empty() || !runner_) return 0;
+  const auto removed = wait_for<std::size_t>(
+      [&](auto handler) { kept_.async_release(std::move(handler)); }, ec);
   kept_ = keeper{};
+  runner_.reset();  // maybe the last owner: stops the thread
   return removed;
 }
 

@@ -132,14 +132,13 @@ error_code validate(std::string_view resource, const lock_options& options, doub
 
 error_code validate(const keep_options& options, milliseconds lock_ttl, double drift_factor) {
   const auto ttl = options.ttl.count() == 0 ? lock_ttl : options.ttl;
-  if (!(options.extend_at > 0.0 && options.extend_at < 1.0) || ttl.count() <= 0 ||
+  if (!(options.extend_at > 0.0 && options.extend_at <= 0.9) || ttl.count() <= 0 ||
       ttl <= detail::drift_allowance(ttl, drift_factor) || options.lost_margin.count() < 0 ||
       options.max_hold.count() < 0) {
     return errc::invalid_keep_options;
   }
   const auto validity = ttl - detail::drift_allowance(ttl, drift_factor);
-  const auto margin = options.lost_margin.count() == 0 ? milliseconds(ttl / 10) : options.lost_margin;
-  if (std::chrono::duration<double>(margin) >= options.extend_at * validity) {
+  if (std::chrono::duration<double>(options.lost_margin) >= options.extend_at * validity) {
     return errc::invalid_keep_options;
   }
   return {};

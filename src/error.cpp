@@ -57,7 +57,7 @@ class redlock_category final : public boost::system::error_category {
       case errc::invalid_min_validity:
         return "invalid argument: min_validity must be non-negative and smaller than the TTL";
       case errc::invalid_keep_options:
-        return "invalid argument: keep_options needs extend_at in (0, 1), a non-negative ttl "
+        return "invalid argument: keep_options needs extend_at in (0, 0.9], a non-negative ttl "
                "larger than the drift allowance when set, a lost_margin in [0, extend_at * "
                "validity), and a non-negative max_hold";
       case errc::not_a_lock:

@@ -17,9 +17,17 @@
 namespace redlock {
 
 class blocking_client;
+namespace detail {
+struct blocking_runner;
+}
 
 /// A lock held for a scope: kept extended (see keeper) until it is released
 /// or destroyed, and released in the destructor. Movable, not copyable.
+///
+/// It keeps its blocking_client's background thread and connections alive
+/// until it is released, even past the blocking_client's destruction. Do not
+/// release or destroy it from the client's own thread (a stop callback or
+/// on_lost): the release would wait for that thread.
 class scoped_lock {
  public:
   /// Holds nothing.
@@ -50,10 +58,10 @@ class scoped_lock {
 
  private:
   friend class blocking_client;
-  scoped_lock(blocking_client& owner, keeper kept) noexcept
-      : owner_(&owner), kept_(std::move(kept)) {}
+  scoped_lock(std::shared_ptr<detail::blocking_runner> runner, keeper kept) noexcept
+      : runner_(std::move(runner)), kept_(std::move(kept)) {}
 
-  blocking_client* owner_ = nullptr;
+  std::shared_ptr<detail::blocking_runner> runner_;
   keeper kept_;
 };
 
@@ -160,15 +168,12 @@ class blocking_client {
   client& async_client() noexcept;
 
  private:
-  friend class scoped_lock;
   /// Releases after run_exclusive's fn returned; throws as it says.
-  void finish_exclusive(scoped_lock& scope);
-  std::size_t release_kept(keeper& kept, error_code& ec);
+  static void finish_exclusive(scoped_lock& scope);
   std::optional<lock> try_acquire_within(std::string resource, milliseconds wait,
                                          lock_options options);
 
-  struct runner;
-  std::unique_ptr<runner> runner_;
+  std::shared_ptr<detail::blocking_runner> runner_;
 };
 
 }  // namespace redlock

@@ -98,18 +98,23 @@ struct lock_options {
 ///   `lost_margin` before the validity ends, or when max_hold is reached;
 /// - the lock is released through another copy of its handle
 ///   (errc::lock_released), or the client is closed (errc::connection_closed).
+///
+/// The signal needs the client's executor to run on time: work that blocks
+/// that executor delays it (keeper::lost() still turns true on time).
 struct keep_options {
   /// TTL of each extension; 0 means the lock's own TTL.
   milliseconds ttl{0};
-  /// Extend when this fraction of the validity is left; in (0, 1).
+  /// Extend when this fraction of the validity is left; in (0, 0.9].
   double extend_at = 1.0 / 3;
   /// Signal the loss this long before the validity ends when no extension
-  /// has landed by then; 0 means a tenth of the TTL. Smaller than
-  /// extend_at of the validity, so an extension has time to land first.
+  /// has landed by then; 0 means a tenth of the TTL (at most half of
+  /// extend_at of the validity). Smaller than extend_at of the validity, so
+  /// an extension has time to land first.
   milliseconds lost_margin{0};
-  /// The lock is not held (validity included) longer than this from the
-  /// keeper's start: extensions are shortened to end there, and the signal
-  /// fires there at the latest. 0 means no cap.
+  /// Extensions never reach past this long after the keeper's start (the
+  /// last ones are shortened to end there), and the signal fires there at
+  /// the latest. A lock whose validity already reaches past it keeps that
+  /// validity on the nodes. 0 means no cap.
   milliseconds max_hold{0};
   /// Extensions that may land in all; 0 means no cap. A process stuck in its
   /// work cannot keep a capped lock forever.

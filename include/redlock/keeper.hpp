@@ -36,7 +36,11 @@ class keep_op;
 /// released is never extended again, and an extension in flight when the
 /// release begins cannot bring the key back (the extend script only
 /// touches a key that still holds our token). Releasing through another
-/// copy of the handle fires the signal with errc::lock_released.
+/// copy of the handle fires the signal with errc::lock_released at once, as
+/// does an extend or release through another copy that finds it lost
+/// (errc::lock_lost). After a signal nothing is extended; an extension
+/// already in flight may still land, so release the lock when the work has
+/// stopped (the scoped forms do).
 ///
 /// All members are thread-safe. A keeper must be destroyed before its
 /// client's executor is; it may outlive the client (it then has signalled
@@ -65,7 +69,9 @@ class keeper {
   /// The kept lock: a copy of the handle, whose validity moves with every
   /// extension.
   const lock& held() const noexcept;
-  /// The signal has fired.
+  /// The signal has fired, or its time has passed (so it is about to fire:
+  /// this is true on time even while the client's executor is busy). The
+  /// work must stop; the lock may still hold for up to lost_margin.
   bool lost() const noexcept;
   /// Why, once lost(); success before.
   error_code lost_reason() const noexcept;

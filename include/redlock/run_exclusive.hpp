@@ -12,6 +12,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/system/system_error.hpp>
 
+#include <atomic>
 #include <exception>
 #include <memory>
 #include <optional>
@@ -33,11 +34,28 @@ struct exclusive_run {
   keep_options keep;
   completion<error_code> handler;
   keeper kept{};
-  error_code lost_while_working{};
-  bool work_done_called = false;
+  std::atomic<bool> work_over{false};
 
   exclusive_run(client& c, Work w, keep_options k, completion<error_code> h)
       : owner(c), work(std::move(w)), keep(std::move(k)), handler(std::move(h)) {}
+
+  /// What the work gets as `done`: ends the work once, and if the work
+  /// drops it without calling it, ends it as operation_aborted, so the lock
+  /// is released and the handler called in any case.
+  struct done_call {
+    std::shared_ptr<exclusive_run> run;
+
+    explicit done_call(std::shared_ptr<exclusive_run> r) : run(std::move(r)) {}
+    done_call(done_call&& other) noexcept : run(std::move(other.run)) {}
+    done_call& operator=(done_call&&) = delete;
+    ~done_call() {
+      if (run) run->end_work(run, boost::asio::error::operation_aborted);
+    }
+    void operator()(error_code ec) {
+      auto self = std::move(run);
+      if (self) self->end_work(self, ec);
+    }
+  };
 
   static void start(std::shared_ptr<exclusive_run> run, std::string resource,
                     lock_options options) {
@@ -55,25 +73,35 @@ struct exclusive_run {
   }
 
   void begin_work(const std::shared_ptr<exclusive_run>& self) {
-    work_done done = [self](error_code ec) { self->end_work(self, ec); };
     try {
-      work(kept, std::move(done));
+      work(kept, work_done(done_call(self)));
     } catch (...) {
-      // Released on this exit path too; the exception goes on to run().
-      kept.async_release([](error_code, std::size_t) {});
+      // Released on this exit path too (unless the work had ended first);
+      // the exception goes on to run().
+      if (!work_over.exchange(true)) kept.async_release([](error_code, std::size_t) {});
       throw;
     }
   }
 
   void end_work(const std::shared_ptr<exclusive_run>& self, error_code work_error) {
-    if (std::exchange(work_done_called, true)) return;
-    lost_while_working = kept.lost_reason();
-    kept.async_release([self, work_error](error_code ec, std::size_t) {
+    if (work_over.exchange(true)) return;
+    const auto lost_while_working = kept.lost_reason();
+    kept.async_release([self, work_error, lost_while_working](error_code ec, std::size_t) {
       // The work's own error first; then whether it ran without the lock.
       if (work_error) return self->handler(work_error);
-      if (self->lost_while_working) return self->handler(self->lost_while_working);
+      if (lost_while_working) return self->handler(lost_while_working);
       self->handler(ec == errc::lock_lost ? ec : error_code{});
     });
+  }
+};
+
+/// Starts the release of a coroutine's kept lock on every way out of its
+/// frame, destruction included, unless it was released already.
+struct release_on_exit {
+  keeper& kept;
+  bool released = false;
+  ~release_on_exit() {
+    if (!released && !kept.empty()) kept.async_release([](error_code, std::size_t) {});
   }
 };
 
@@ -101,9 +129,10 @@ struct exclusive_run {
 /// errc::invalid_keep_options (before acquiring) for bad `keep`.
 ///
 /// Per-operation cancellation: options.stop cancels the acquire; the work
-/// cancels itself. If `work` throws when called, the release is started and
-/// the exception propagates out of the executor's run(); the handler is not
-/// called.
+/// cancels itself. If the work drops `done` without calling it, that counts
+/// as done(operation_aborted). If `work` throws when called (before calling
+/// done), the release is started and the exception propagates out of the
+/// executor's run(); the handler is not called.
 ///
 /// The handler is never invoked from inside this function.
 template <class Work, class CompletionToken>
@@ -132,8 +161,10 @@ auto async_run_exclusive(client& owner, std::string resource, lock_options optio
 /// errc::lock_lost if the release found the lock had lapsed (the work's
 /// result is then dropped: it may have run partly without the lock). An
 /// exception from the work starts the release and propagates. If the
-/// coroutine is destroyed while suspended in the work (its io_context
-/// stopped), the keeping stops and the key expires with its TTL.
+/// coroutine frame is destroyed while suspended in the work, the release is
+/// started too; it is sent only if the client's executor still runs (a
+/// client on the same io_context that is being destroyed sends nothing, and
+/// the key expires with its TTL).
 template <class Work>
 auto run_exclusive(client& owner, std::string resource, lock_options options, keep_options keep,
                    Work work)
@@ -145,6 +176,7 @@ auto run_exclusive(client& owner, std::string resource, lock_options options, ke
   auto held =
       co_await owner.async_acquire(std::move(resource), std::move(options), boost::asio::use_awaitable);
   keeper kept(owner, std::move(held), std::move(keep));
+  detail::release_on_exit guard{kept};
   std::exception_ptr failure;
   std::optional<std::conditional_t<std::is_void_v<result_type>, bool, result_type>> result;
   try {
@@ -157,11 +189,10 @@ auto run_exclusive(client& owner, std::string resource, lock_options options, ke
   } catch (...) {
     failure = std::current_exception();
   }
-  if (failure) {
-    kept.async_release([](error_code, std::size_t) {});
-    std::rethrow_exception(failure);
-  }
+  // An exception: the guard starts the release on the way out.
+  if (failure) std::rethrow_exception(failure);
   const auto lost = kept.lost_reason();
+  guard.released = true;
   error_code released;
   co_await kept.async_release(boost::asio::redirect_error(boost::asio::use_awaitable, released));
   if (lost) throw boost::system::system_error(lost, "redlock: the lock was lost while the work ran");

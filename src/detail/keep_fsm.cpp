@@ -8,15 +8,29 @@
 
 namespace redlock::detail {
 
+clock::duration default_lost_margin(std::chrono::milliseconds ttl, double extend_at,
+                                    double drift_factor) {
+  // A tenth of the TTL, but at most half the time an extension has to land.
+  const auto validity = ttl - drift_allowance(ttl, drift_factor);
+  return std::min<clock::duration>(
+      ttl / 10, std::chrono::duration_cast<clock::duration>(extend_at * validity / 2));
+}
+
 keep_rules keep_rules_of(const keep_options& options, std::chrono::milliseconds lock_ttl,
                          double drift_factor, clock::time_point start) {
   keep_rules rules;
   rules.ttl = options.ttl.count() == 0 ? lock_ttl : options.ttl;
   rules.drift_factor = drift_factor;
   rules.extend_at = options.extend_at;
-  rules.lost_margin = options.lost_margin.count() == 0 ? clock::duration(rules.ttl / 10)
-                                                       : clock::duration(options.lost_margin);
-  if (options.max_hold.count() > 0) rules.hold_end = start + options.max_hold;
+  rules.lost_margin = options.lost_margin.count() == 0
+                          ? default_lost_margin(rules.ttl, options.extend_at, drift_factor)
+                          : clock::duration(options.lost_margin);
+  // A cap beyond the clock's range is no cap (and must not overflow).
+  if (options.max_hold.count() > 0 &&
+      options.max_hold < std::chrono::duration_cast<std::chrono::milliseconds>(
+                             clock::time_point::max() - start)) {
+    rules.hold_end = start + options.max_hold;
+  }
   rules.max_extensions = options.max_extensions;
   rules.retry_delay = std::clamp(rules.ttl / 20, std::chrono::milliseconds{1},
                                  std::chrono::milliseconds{500});
@@ -28,6 +42,11 @@ keep_fsm::keep_fsm(keep_rules rules, clock::time_point deadline)
 
 clock::time_point keep_fsm::signal_at() const noexcept {
   return std::min(deadline_ - rules_.lost_margin, rules_.hold_end);
+}
+
+errc keep_fsm::late_reason() const noexcept {
+  return capped_ || signal_at() == rules_.hold_end ? errc::hold_limit_reached
+                                                   : errc::lock_expiring;
 }
 
 void keep_fsm::lose(errc reason) noexcept {
@@ -69,7 +88,7 @@ keep_action keep_fsm::resume(clock::time_point now) {
   }
   const auto lost_at = signal_at();
   if (now >= lost_at) {
-    lose(capped_ || lost_at == rules_.hold_end ? errc::hold_limit_reached : errc::lock_expiring);
+    lose(late_reason());
     return resume(now);
   }
   if (!in_flight_ && !capped_) {

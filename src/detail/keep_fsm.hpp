@@ -24,6 +24,11 @@ struct keep_rules {
   clock::duration retry_delay{};
 };
 
+/// lost_margin's default: a tenth of the TTL, at most half of extend_at of
+/// the validity.
+clock::duration default_lost_margin(std::chrono::milliseconds ttl, double extend_at,
+                                    double drift_factor);
+
 /// The rules for these options (defaults filled in) on a lock of TTL
 /// `lock_ttl`, kept from `start`.
 keep_rules keep_rules_of(const keep_options& options, std::chrono::milliseconds lock_ttl,
@@ -65,6 +70,8 @@ class keep_fsm {
   bool extending() const noexcept { return in_flight_; }
   /// When the lost-lock signal fires if nothing lands before.
   clock::time_point signal_at() const noexcept;
+  /// The reason the signal would give at signal_at().
+  errc late_reason() const noexcept;
 
  private:
   void lose(errc reason) noexcept;

@@ -9,13 +9,34 @@ keep_op::keep_op(std::shared_ptr<node_set> nodes, redlock::lock held, const keep
       held_(std::move(held)),
       on_lost_(options.on_lost),
       fsm_(keep_rules_of(options, held_.ttl(), nodes_->config().drift_factor, clock::now()),
-           held_.validity_deadline()) {}
+           held_.validity_deadline()) {
+  publish_signal_time(fsm_.signal_at(), fsm_.late_reason());
+}
+
+bool keep_op::lost() const noexcept {
+  if (lost_.load(std::memory_order_acquire)) return true;
+  return clock::now().time_since_epoch().count() >= signal_at_ns_.load(std::memory_order_acquire);
+}
+
+error_code keep_op::reason() const noexcept {
+  if (lost_.load(std::memory_order_acquire)) return reason_;
+  if (clock::now().time_since_epoch().count() >= signal_at_ns_.load(std::memory_order_acquire)) {
+    return late_reason_.load(std::memory_order_relaxed);
+  }
+  return {};
+}
+
+void keep_op::publish_signal_time(clock::time_point at, errc reason) noexcept {
+  late_reason_.store(reason, std::memory_order_relaxed);
+  signal_at_ns_.store(at.time_since_epoch().count(), std::memory_order_release);
+}
 
 void keep_op::launch() {
   boost::asio::post(nodes_->strand(), [self = shared_from_this()] {
     if (self->done_) return;
     self->nodes_->enroll(self.get());
     self->enrolled_ = true;
+    lock_access::state(self->held_)->watch(self.get());
     if (self->nodes_->closed()) return self->abort();
     self->step();
   });
@@ -35,6 +56,11 @@ void keep_op::wait_lost(completion<error_code> done) {
 }
 
 void keep_op::on_due(clock::time_point) { step(); }
+
+void keep_op::lock_changed() {
+  // Posted: this runs inside the extend or release that found it.
+  boost::asio::post(nodes_->strand(), [self = shared_from_this()] { self->step(); });
+}
 
 void keep_op::abort() {
   if (done_) return;
@@ -56,6 +82,7 @@ void keep_op::step() {
         send_extension(action.ttl);
         continue;
       case keep_action::kind::wait:
+        publish_signal_time(fsm_.signal_at(), fsm_.late_reason());
         nodes_->keepers().schedule(*this, action.wake_from, action.wake_at);
         return;
       case keep_action::kind::signal:
@@ -69,7 +96,7 @@ void keep_op::step() {
 void keep_op::send_extension(milliseconds ttl) {
   auto extension = std::make_shared<extend_op>(
       nodes_, held_, ttl, [self = shared_from_this()](error_code ec, const redlock::lock&) {
-        if (!ec) self->extensions_.fetch_add(1, std::memory_order_relaxed);
+        if (!ec && !self->done_) self->extensions_.fetch_add(1, std::memory_order_relaxed);
         self->fsm_.on_extended(clock::now(), ec, lock_access::state(self->held_)->deadline());
         self->step();
       });
@@ -94,6 +121,9 @@ void keep_op::finish() {
   if (done_) return;
   done_ = true;
   fsm_.stop();
+  // Stopped without a signal: lost() stays false from now on.
+  if (!lost_.load()) publish_signal_time(clock::time_point::max(), errc::lock_expiring);
+  lock_access::state(held_)->unwatch(this);
   nodes_->keepers().unschedule(*this);
   if (std::exchange(enrolled_, false)) nodes_->withdraw(this);
   for (auto& waiter : std::exchange(waiters_, {})) waiter(boost::asio::error::operation_aborted);

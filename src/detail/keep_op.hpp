@@ -18,6 +18,7 @@ namespace redlock::detail {
 
 class keep_op final : public registered_operation,
                       public scheduled_keeper,
+                      public lock_watcher,
                       public std::enable_shared_from_this<keep_op> {
  public:
   /// `held` and `options` are valid (checked by the keeper).
@@ -36,20 +37,24 @@ class keep_op final : public registered_operation,
 
   // Thread-safe reads.
   const redlock::lock& held() const noexcept { return held_; }
-  bool lost() const noexcept { return lost_.load(std::memory_order_acquire); }
-  error_code reason() const noexcept { return lost() ? reason_ : error_code{}; }
+  /// Also true once the signal's time has passed while the strand could
+  /// not run (a busy executor): the work must not trust the lock then.
+  bool lost() const noexcept;
+  error_code reason() const noexcept;
   std::stop_token stop_token() const noexcept { return stop_source_.get_token(); }
   unsigned extensions() const noexcept { return extensions_.load(std::memory_order_relaxed); }
   const std::shared_ptr<node_set>& nodes() const noexcept { return nodes_; }
 
   void abort() override;
   void on_due(clock::time_point now) override;
+  void lock_changed() override;
 
  private:
   void step();
   void send_extension(milliseconds ttl);
   void signal(error_code reason);
   void finish();
+  void publish_signal_time(clock::time_point at, errc reason) noexcept;
 
   std::shared_ptr<node_set> nodes_;
   redlock::lock held_;
@@ -61,6 +66,9 @@ class keep_op final : public registered_operation,
   std::atomic<bool> lost_{false};
   std::atomic<bool> stop_requested_{false};
   std::atomic<unsigned> extensions_{0};
+  /// When the signal is due if nothing lands first, and its reason then.
+  std::atomic<clock::rep> signal_at_ns_{clock::time_point::max().time_since_epoch().count()};
+  std::atomic<errc> late_reason_{errc::lock_expiring};
   bool enrolled_ = false;
   bool done_ = false;
 };

@@ -13,6 +13,7 @@ keep_schedule::keep_schedule(strand_type strand, node_set& nodes)
 void keep_schedule::schedule(scheduled_keeper& keeper, clock::time_point from,
                              clock::time_point at) {
   unschedule(keeper);
+  if (closed_) return;
   keeper.slot_ = waiting_.emplace(at, &keeper);
   keeper.wake_from_ = std::min(from, at);
   keeper.scheduled_ = true;
@@ -24,7 +25,20 @@ void keep_schedule::unschedule(scheduled_keeper& keeper) noexcept {
   if (!keeper.scheduled_) return;
   waiting_.erase(keeper.slot_);
   keeper.scheduled_ = false;
-  // The timer may stay armed for it: firing with nobody due costs a wake-up.
+  // Otherwise the timer may stay armed for it: firing with nobody due costs
+  // a wake-up. With nobody left it must not keep the executor busy.
+  if (waiting_.empty() && armed_for_ != clock::time_point::max()) {
+    armed_for_ = clock::time_point::max();
+    timer_.cancel();
+  }
+}
+
+void keep_schedule::shutdown() noexcept {
+  closed_ = true;
+  for (auto& [at, keeper] : waiting_) keeper->scheduled_ = false;
+  waiting_.clear();
+  armed_for_ = clock::time_point::max();
+  timer_.cancel();
 }
 
 void keep_schedule::arm(clock::time_point at) {

@@ -41,6 +41,9 @@ class keep_schedule {
   /// scheduled); `from` <= `at`.
   void schedule(scheduled_keeper& keeper, clock::time_point from, clock::time_point at);
   void unschedule(scheduled_keeper& keeper) noexcept;
+  /// The client closed: the timer stops and nothing is scheduled again, so
+  /// the executor's run() can return.
+  void shutdown() noexcept;
   /// How many keepers are waiting (for tests).
   std::size_t size() const noexcept { return waiting_.size(); }
 
@@ -53,6 +56,7 @@ class keep_schedule {
   std::multimap<clock::time_point, scheduled_keeper*> waiting_;  ///< By latest wake time.
   clock::duration longest_window_{};
   clock::time_point armed_for_ = clock::time_point::max();
+  bool closed_ = false;
   /// Lets a timer handler that outlives the schedule see that it is gone.
   std::shared_ptr<keep_schedule*> alive_ = std::make_shared<keep_schedule*>(this);
 };

@@ -10,8 +10,19 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace redlock::detail {
+
+/// Told (on the strand) when a lock it watches is found lost or released:
+/// a keeper must not wait for its next planned wake-up to learn it.
+class lock_watcher {
+ public:
+  virtual void lock_changed() = 0;
+
+ protected:
+  ~lock_watcher() = default;
+};
 
 /// Written on the client's strand, read from any thread.
 struct lock_state {
@@ -60,15 +71,30 @@ struct lock_state {
     }
   }
   /// The lock is known not to hold on a majority any more.
-  void lost(clock::time_point now) noexcept {
+  void lost(clock::time_point now) {
     found_lost.store(true, std::memory_order_release);
     const auto cut = now.time_since_epoch().count();
     auto seen = deadline_ns.load(std::memory_order_acquire);
     while (seen > cut && !deadline_ns.compare_exchange_weak(seen, cut)) {
     }
+    notify();
   }
   /// True for the first caller only.
-  bool begin_release() noexcept { return !released.exchange(true); }
+  bool begin_release() {
+    if (released.exchange(true)) return false;
+    notify();
+    return true;
+  }
+
+  /// Keepers of this lock; strand only.
+  void watch(lock_watcher* watcher) { watchers.push_back(watcher); }
+  void unwatch(lock_watcher* watcher) noexcept { std::erase(watchers, watcher); }
+
+ private:
+  void notify() {
+    for (auto* watcher : watchers) watcher->lock_changed();
+  }
+  std::vector<lock_watcher*> watchers;
 };
 
 /// The library's (and its tests') door to lock's private constructor.

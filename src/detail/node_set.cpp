@@ -57,6 +57,7 @@ void node_set::shutdown() {
   std::vector<registered_operation*> running;
   for (auto* op = running_; op != nullptr; op = op->next_) running.push_back(op);
   for (auto* op : running) op->abort();
+  keepers_.shutdown();
   for (auto& c : connections_) c->shutdown();
   wakeups_.shutdown();
 }

@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <stop_token>
+#include <thread>
 
 using namespace redlock::itest;
 using redlock::errc;
@@ -294,4 +295,85 @@ TEST_CASE("many kept locks of one client are all extended on one schedule",
     CHECK_FALSE(k.lost());
     CHECK(k.held().valid());
   }
+}
+
+// Review: the keeper learnt of a loss found through another copy only at its
+// next planned wake-up (about 2 s later with a 3 s TTL).
+TEST_CASE("a loss found by an extend through another copy reaches the keeper at once",
+          "[integration][keep]") {
+  env e;
+  redlock::client locks(e.io.get_executor(), e.config);
+  warm_up(e.io, locks);
+  auto got = acquire(e.io, locks, "found-lost", once(3s));
+  REQUIRE_FALSE(got.ec);
+  const auto key = e.key("found-lost");
+  REQUIRE(e.key_everywhere(key, got.held.token()));
+  keeper kept(locks, got.held);
+  auto signal = watch(kept);
+  for (std::size_t i = 0; i < 3; ++i) {
+    e.admin[i]->command({"SET", key, "someone-else", "PX", "60000"});
+  }
+  auto extended = extend(e.io, locks, got.held, 3s);
+  REQUIRE(extended.ec == errc::lock_lost);
+  // The signal is on its way: it has been posted, nothing else is awaited.
+  run_until(e.io, [&] { return signal->reason.has_value(); }, 300ms, "the signal");
+  CHECK(*signal->reason == errc::lock_lost);
+  CHECK(kept.stop_token().stop_requested());
+}
+
+TEST_CASE("a release through another copy stops the keeper at once", "[integration][keep]") {
+  env e;
+  redlock::client locks(e.io.get_executor(), e.config);
+  warm_up(e.io, locks);
+  auto got = acquire(e.io, locks, "copy-released", once(3s));
+  REQUIRE_FALSE(got.ec);
+  keeper kept(locks, got.held);
+  auto signal = watch(kept);
+  CHECK_FALSE(release(e.io, locks, got.held).ec);
+  run_until(e.io, [&] { return signal->reason.has_value(); }, 300ms, "the signal");
+  CHECK(kept.lost_reason() == errc::lock_released);
+}
+
+// Review: the schedule's timer stayed armed after close(), so run() did not
+// return until the next planned extension.
+TEST_CASE("close() with a kept lock leaves no work on the executor", "[integration][keep]") {
+  env e;
+  redlock::client locks(e.io.get_executor(), e.config);
+  warm_up(e.io, locks);
+  auto got = acquire(e.io, locks, "closing", once(30s));
+  REQUIRE_FALSE(got.ec);
+  keeper kept(locks, got.held);
+  auto signal = watch(kept);
+  locks.close();
+  run_until(e.io, [&] { return signal->reason.has_value(); });
+  CHECK(*signal->reason == errc::connection_closed);
+  e.io.restart();
+  e.io.run_for(3s);
+  CHECK(e.io.stopped());
+}
+
+// Review: lost() only read a flag the strand sets, so work polling it from
+// its own thread was told the lock held while the executor was blocked.
+TEST_CASE("lost() turns true on time even while the client's executor is blocked",
+          "[integration][keep]") {
+  env e;
+  redlock::client locks(e.io.get_executor(), e.config);
+  warm_up(e.io, locks);
+  auto got = acquire(e.io, locks, "stalled", once(600ms));
+  REQUIRE_FALSE(got.ec);
+  keeper kept(locks, got.held);
+  // Let the keeper plan its first wake-up, then block the executor past the
+  // validity (deterministically: the strand cannot run meanwhile).
+  wait_on_timer(e.io, 50ms);
+  std::atomic<bool> blocked{false};
+  boost::asio::post(e.io, [&] {
+    blocked = true;
+    while (got.held.valid()) std::this_thread::sleep_for(1ms);
+    // Past the validity, the executor still blocked: the work reads lost().
+    CHECK(kept.lost());
+    CHECK(kept.lost_reason() == errc::lock_expiring);
+  });
+  run_until(e.io, [&] { return blocked.load(); });
+  e.io.restart();
+  e.io.run_for(100ms);
 }

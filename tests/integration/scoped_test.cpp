@@ -5,6 +5,7 @@
 #include <redlock/run_exclusive.hpp>
 
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/steady_timer.hpp>
 
 #include <condition_variable>
@@ -254,4 +255,67 @@ TEST_CASE("run_exclusive in a coroutine", "[integration][scoped]") {
     }
     CHECK(e2.key_nowhere(e2.key("coro")));
   }
+}
+
+// Review: work that dropped `done` left the handler uncalled and the key on
+// the nodes for its TTL.
+TEST_CASE("async_run_exclusive whose work drops done releases and completes with "
+          "operation_aborted",
+          "[integration][scoped]") {
+  env e;
+  redlock::client locks(e.io.get_executor(), e.config);
+  warm_up(e.io, locks);
+  auto [ec] = run_op<error_code>(e.io, [&](auto handler) {
+    redlock::async_run_exclusive(
+        locks, "dropped-done", once(30s), keep_options{},
+        [](keeper&, redlock::work_done) { /* gave up: done is dropped */ }, std::move(handler));
+  });
+  CHECK(ec == boost::asio::error::operation_aborted);
+  CHECK(e.key_nowhere(e.key("dropped-done")));
+}
+
+// Review: a coroutine destroyed while in the work left the key for its TTL.
+TEST_CASE("run_exclusive: a coroutine destroyed while in the work starts the release",
+          "[integration][scoped]") {
+  env e;
+  redlock::client locks(e.io.get_executor(), e.config);
+  warm_up(e.io, locks);
+  // The coroutine runs on an io_context of its own, the client on e.io.
+  auto work_io = std::make_unique<boost::asio::io_context>();
+  bool started = false;
+  boost::asio::co_spawn(
+      *work_io,
+      redlock::run_exclusive(locks, "coro-gone", once(30s), keep_options{},
+                             [&](keeper&) -> boost::asio::awaitable<void> {
+                               started = true;
+                               boost::asio::steady_timer forever(
+                                   co_await boost::asio::this_coro::executor, 1h);
+                               co_await forever.async_wait(boost::asio::use_awaitable);
+                             }),
+      boost::asio::detached);
+  // The acquire completes through e.io, then the work starts on work_io.
+  const auto end = steady::now() + 5s;
+  while (!started && steady::now() < end) {
+    e.io.restart();
+    e.io.run_for(5ms);
+    work_io->restart();
+    work_io->run_for(5ms);
+  }
+  REQUIRE(started);
+  work_io.reset();  // the coroutine frame is destroyed
+  CHECK(e.key_nowhere(e.key("coro-gone")));
+}
+
+// Review: scoped_lock kept a raw pointer to its blocking_client.
+TEST_CASE("a scoped_lock may outlive its blocking_client and still releases",
+          "[integration][scoped]") {
+  env e;
+  auto blocking = std::make_unique<redlock::blocking_client>(e.config);
+  auto scope = blocking->acquire_scoped("outlived", once(30s));
+  const auto key = e.key("outlived");
+  REQUIRE(e.key_everywhere(key, scope.held().token()));
+  blocking.reset();
+  CHECK(scope.owns_lock());
+  CHECK(scope.release() >= 3);
+  CHECK(e.key_nowhere(key));
 }

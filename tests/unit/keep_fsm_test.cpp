@@ -285,3 +285,23 @@ TEST_CASE("keep options are checked", "[unit][keep][config]") {
   CHECK(check(hold) == errc::invalid_keep_options);
   CHECK(redlock::is_invalid_argument(errc::invalid_keep_options));
 }
+
+TEST_CASE("keep: a max_hold beyond the clock's range is no cap (no overflow)", "[unit][keep]") {
+  keep_options options;
+  options.max_hold = std::chrono::milliseconds::max();
+  REQUIRE_FALSE(redlock::validate(options, ttl, 0.01));
+  keep_fsm fsm(rules_of(options), acquired_deadline());
+  CHECK(fsm.resume(t0).what == kind::wait);
+  CHECK(fsm.signal_at() == acquired_deadline() - 100ms);
+}
+
+TEST_CASE("keep: the default lost_margin fits an early or late extend_at", "[unit][keep]") {
+  keep_options late;
+  late.extend_at = 0.05;  // a twentieth of the validity left: margin below that
+  REQUIRE_FALSE(redlock::validate(late, ttl, 0.01));
+  const auto rules = rules_of(late);
+  CHECK(rules.lost_margin < std::chrono::duration_cast<clock::duration>(0.05 * validity));
+  keep_options storm;
+  storm.extend_at = 0.95;  // an extension every 5% of the TTL: refused
+  CHECK(redlock::validate(storm, ttl, 0.01) == errc::invalid_keep_options);
+}
