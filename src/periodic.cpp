@@ -35,8 +35,8 @@ class periodic_run : public std::enable_shared_from_this<periodic_run> {
     boost::asio::post(strand_, [self = shared_from_this()] {
       if (self->started_ || self->stopped_.load()) return;
       self->started_ = true;
-      self->next_ = first_due(self->options_.when, wall_clock::now(),
-                              self->options_.max_clock_skew);
+      self->next_ =
+          first_due(self->options_.when, self->local_now(), self->options_.max_clock_skew);
       self->wait();
     });
   }
@@ -47,8 +47,10 @@ class periodic_run : public std::enable_shared_from_this<periodic_run> {
   }
 
  private:
+  wall_clock::time_point local_now() const { return wall_clock::now() + options_.clock_offset; }
+
   void wait() {
-    timer_.expires_at(next_);
+    timer_.expires_at(next_ - options_.clock_offset);
     timer_.async_wait([self = shared_from_this()](error_code ec) {
       if (ec || self->stopped_.load()) return;
       self->on_due();
@@ -58,7 +60,7 @@ class periodic_run : public std::enable_shared_from_this<periodic_run> {
   void on_due() {
     const auto skew = options_.max_clock_skew;
     const occurrence due{next_, due_id(next_)};
-    const auto now = wall_clock::now();
+    const auto now = local_now();
     next_ = options_.when.next_after(due.due);
     if (missed(due.due, now, skew)) {
       report(due, occurrence_outcome::missed, {});

@@ -40,10 +40,11 @@ schedule schedule::daily_at(std::vector<std::chrono::minutes> times_of_day) {
 
 schedule schedule::daily_at(std::string_view text) {
   std::vector<std::chrono::minutes> times;
-  while (!text.empty()) {
+  for (bool more = !text.empty(); more;) {
     const auto comma = text.find(',');
     const auto item = text.substr(0, comma);
-    text = comma == std::string_view::npos ? std::string_view{} : text.substr(comma + 1);
+    more = comma != std::string_view::npos;  // "12:00," has an empty last item
+    text = more ? text.substr(comma + 1) : std::string_view{};
     int hours = -1;
     int minutes = -1;
     const auto colon = item.find(':');

@@ -58,6 +58,9 @@ struct periodic_options {
   /// how long a crashed run blocks the next one. Retries are ignored.
   lock_options lock{};
   keep_options keep{};
+  /// This instance reads its wall clock as system_clock + clock_offset (the
+  /// tests simulate instances with skewed clocks with it).
+  milliseconds clock_offset{0};
 };
 
 /// One due time of a periodic job.
