@@ -1,0 +1,74 @@
+// leader_election: campaign for leadership, work while leading, step down on
+// Ctrl-C so a follower takes over at once. Run several in separate shells:
+//   leader_election NAME [host:port ...]   (default nodes: 127.0.0.1:7001 ... 7005)
+#include <redlock/redlock.hpp>  // first: it includes <utility> before Asio
+
+#include <fmt/core.h>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <chrono>
+#include <csignal>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+using namespace std::chrono_literals;
+namespace asio = boost::asio;
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    fmt::print(stderr, "usage: leader_election NAME [host:port ...]\n");
+    return 2;
+  }
+  const std::string name = argv[1];
+  redlock::client_config config;
+  try {
+    for (int i = 2; i < argc; ++i) config.nodes.push_back(redlock::parse_node(argv[i]));
+  } catch (const redlock::config_error& e) {
+    fmt::print(stderr, "{}\n", e.what());
+    return 2;
+  }
+  for (std::uint16_t port = 7001; argc == 2 && port <= 7005; ++port) {
+    config.nodes.emplace_back().port = port;
+  }
+
+  asio::io_context io;
+  redlock::client locks(io.get_executor(), config);
+  redlock::campaign_options options;
+  options.lock.ttl = 3s;  // a crashed leader is replaced within about this long
+  asio::steady_timer heartbeat(io);
+
+  // The leader's work: a heartbeat that stops with the term.
+  auto beat = std::make_shared<std::function<void(std::stop_token)>>();
+  *beat = [&, beat](std::stop_token term) {
+    if (term.stop_requested()) return;
+    fmt::print("{}: leading\n", name);
+    heartbeat.expires_after(1s);
+    heartbeat.async_wait([beat, term](redlock::error_code ec) {
+      if (!ec) (*beat)(term);
+    });
+  };
+  redlock::leader_election election(
+      locks, "example-leader", options,
+      [&](const redlock::lock& held, std::stop_token term) {
+        fmt::print("{}: elected ({} ms of validity)\n", name, held.remaining_validity().count());
+        (*beat)(term);
+      },
+      [&](redlock::error_code reason) {
+        heartbeat.cancel();
+        fmt::print("{}: lost leadership: {}\n", name, reason.message());
+      });
+  election.campaign();
+  fmt::print("{}: campaigning\n", name);
+
+  asio::signal_set signals(io, SIGINT, SIGTERM);
+  signals.async_wait([&](redlock::error_code, int) {
+    heartbeat.cancel();
+    election.async_step_down([&](redlock::error_code ec) {
+      fmt::print("{}: stepped down{}\n", name, ec ? ": " + ec.message() : "");
+      locks.close();
+    });
+  });
+  io.run();
+}
