@@ -59,8 +59,7 @@ int main(int argc, char** argv) {
           redlock::error_code ec) {
         static const char* names[] = {"ran", "claimed elsewhere", "previous run still going",
                                       "missed", "failed"};
-        fmt::print("{}: due {:%T}: {}{}\n", name,
-                   std::chrono::floor<std::chrono::seconds>(due.due),
+        fmt::print("{}: due {:%T}: {}{}\n", name, std::chrono::floor<std::chrono::seconds>(due.due),
                    names[static_cast<int>(outcome)], ec ? " (" + ec.message() + ")" : "");
       });
   job.start();

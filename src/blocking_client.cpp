@@ -157,8 +157,8 @@ scoped_lock& scoped_lock::operator=(scoped_lock&& other) noexcept {
 std::size_t scoped_lock::release(error_code& ec) {
   ec = {};
   if (kept_.empty() || !runner_) return 0;
-  const auto removed = wait_for<std::size_t>(
-      [&](auto handler) { kept_.async_release(std::move(handler)); }, ec);
+  const auto removed =
+      wait_for<std::size_t>([&](auto handler) { kept_.async_release(std::move(handler)); }, ec);
   kept_ = keeper{};
   runner_.reset();  // maybe the last owner: stops the thread
   return removed;

@@ -74,11 +74,11 @@ class campaign : public std::enable_shared_from_this<campaign> {
     attempt_stop_ = std::stop_source{};
     auto options = options_.lock;
     options.stop = attempt_stop_.get_token();
-    owner_.async_acquire(resource_, std::move(options),
-                         boost::asio::bind_executor(
-                             strand_, [self = shared_from_this()](error_code ec, lock held) {
-                               self->on_acquired(ec, std::move(held));
-                             }));
+    owner_.async_acquire(
+        resource_, std::move(options),
+        boost::asio::bind_executor(strand_, [self = shared_from_this()](error_code ec, lock held) {
+          self->on_acquired(ec, std::move(held));
+        }));
   }
 
   void on_acquired(error_code ec, lock held) {
@@ -108,10 +108,9 @@ class campaign : public std::enable_shared_from_this<campaign> {
     term_ = std::stop_source{};
     const unsigned term = terms.fetch_add(1) + 1;
     leading.store(true);
-    kept_.async_wait_lost(
-        boost::asio::bind_executor(strand_, [self = shared_from_this(), term](error_code reason) {
-          self->on_signal(term, reason);
-        }));
+    kept_.async_wait_lost(boost::asio::bind_executor(
+        strand_,
+        [self = shared_from_this(), term](error_code reason) { self->on_signal(term, reason); }));
     if (!detached_ && on_elected_) on_elected_(held, term_.get_token());
   }
 

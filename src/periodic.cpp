@@ -16,8 +16,8 @@ namespace detail {
 /// A periodic job's schedule loop, on a strand of the client's executor.
 class periodic_run : public std::enable_shared_from_this<periodic_run> {
  public:
-  periodic_run(client& owner, std::string name, periodic_options options,
-               periodic_job::job job, periodic_job::outcome_handler on_outcome)
+  periodic_run(client& owner, std::string name, periodic_options options, periodic_job::job job,
+               periodic_job::outcome_handler on_outcome)
       : owner_(owner),
         name_(std::move(name)),
         options_(std::move(options)),
@@ -78,17 +78,16 @@ class periodic_run : public std::enable_shared_from_this<periodic_run> {
     options.ttl = claim_ttl(options_.max_clock_skew, options_.lock.ttl);
     options.request_timeout = effective_request_timeout(options_.lock);
     // Never released: the claim must outlive every instance's window.
-    owner_.async_acquire(
-        name_ + ":due:" + due.id, options,
-        boost::asio::bind_executor(
-            strand_, [self = shared_from_this(), due](error_code ec, const lock&) {
-              if (self->stopped_.load()) return;
-              if (ec == errc::not_acquired) {
-                return self->report(due, occurrence_outcome::claimed_elsewhere, {});
-              }
-              if (ec) return self->report(due, occurrence_outcome::failed, ec);
-              self->run(due);
-            }));
+    owner_.async_acquire(name_ + ":due:" + due.id, options,
+                         boost::asio::bind_executor(strand_, [self = shared_from_this(), due](
+                                                                 error_code ec, const lock&) {
+                           if (self->stopped_.load()) return;
+                           if (ec == errc::not_acquired) {
+                             return self->report(due, occurrence_outcome::claimed_elsewhere, {});
+                           }
+                           if (ec) return self->report(due, occurrence_outcome::failed, ec);
+                           self->run(due);
+                         }));
   }
 
   void run(const occurrence& due) {

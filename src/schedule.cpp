@@ -14,8 +14,8 @@ schedule schedule::every(milliseconds interval, milliseconds offset) {
         fmt::format("redlock: schedule interval {} ms is not positive", interval.count()));
   }
   if (offset.count() < 0 || offset >= interval) {
-    throw std::invalid_argument(fmt::format(
-        "redlock: schedule offset {} ms is not in [0, interval)", offset.count()));
+    throw std::invalid_argument(
+        fmt::format("redlock: schedule offset {} ms is not in [0, interval)", offset.count()));
   }
   schedule s;
   s.interval_ = interval;

@@ -20,7 +20,7 @@ enum class errc {
   lock_lost,           ///< Extend or release: the lock no longer held on a majority of nodes.
   lock_released,  ///< Extend: the lock had been released (through this or another copy); also the
                   ///< lost-lock signal of a kept lock released through another copy.
-  lock_expiring,       ///< Kept lock: no extension landed in time; the validity is about to end.
+  lock_expiring,  ///< Kept lock: no extension landed in time; the validity is about to end.
   hold_limit_reached,  ///< Kept lock: max_hold or max_extensions reached; the validity is about to
                        ///< end.
 

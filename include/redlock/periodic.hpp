@@ -71,11 +71,11 @@ struct occurrence {
 };
 
 enum class occurrence_outcome {
-  ran,               ///< This instance claimed it and ran the job.
-  claimed_elsewhere, ///< Another instance claimed it first.
-  previous_running,  ///< Claimed, but the previous run still holds the run lock: skipped.
-  missed,            ///< This instance came too late (more than max_clock_skew).
-  failed,            ///< The claim or the run lock failed (no quorum, ...): not run here.
+  ran,                ///< This instance claimed it and ran the job.
+  claimed_elsewhere,  ///< Another instance claimed it first.
+  previous_running,   ///< Claimed, but the previous run still holds the run lock: skipped.
+  missed,             ///< This instance came too late (more than max_clock_skew).
+  failed,             ///< The claim or the run lock failed (no quorum, ...): not run here.
 };
 
 /// Runs a job at most once per due time across every instance that runs a
@@ -93,8 +93,7 @@ class periodic_job {
   /// when the job is over; see async_run_exclusive for `kept` and `done`.
   using job = std::function<void(const occurrence&, keeper& kept, work_done done)>;
   /// Told what became of each due time (for logs and metrics).
-  using outcome_handler =
-      std::function<void(const occurrence&, occurrence_outcome, error_code)>;
+  using outcome_handler = std::function<void(const occurrence&, occurrence_outcome, error_code)>;
 
   /// Throws boost::system::system_error for an empty name or bad lock or
   /// keep options, std::invalid_argument for a negative max_clock_skew.

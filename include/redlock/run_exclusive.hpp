@@ -61,7 +61,8 @@ struct exclusive_run {
                     lock_options options) {
     if (auto invalid = validate(run->keep, options.ttl, run->owner.config().drift_factor)) {
       // Never from inside the initiating function.
-      return boost::asio::post(run->owner.get_executor(), [run, invalid] { run->handler(invalid); });
+      return boost::asio::post(run->owner.get_executor(),
+                               [run, invalid] { run->handler(invalid); });
     }
     auto& owner = run->owner;
     owner.async_acquire(std::move(resource), std::move(options),
@@ -144,8 +145,7 @@ auto async_run_exclusive(client& owner, std::string resource, lock_options optio
         auto run = std::make_shared<detail::exclusive_run<Work>>(
             owner, std::move(work), std::move(keep),
             detail::make_completion<error_code>(std::move(handler), owner.get_executor()));
-        detail::exclusive_run<Work>::start(std::move(run), std::move(resource),
-                                           std::move(options));
+        detail::exclusive_run<Work>::start(std::move(run), std::move(resource), std::move(options));
       },
       token, std::move(resource), std::move(options), std::move(keep), std::move(work));
 }
@@ -173,8 +173,8 @@ auto run_exclusive(client& owner, std::string resource, lock_options options, ke
   if (auto invalid = validate(keep, options.ttl, owner.config().drift_factor)) {
     throw boost::system::system_error(invalid, "redlock: run_exclusive");
   }
-  auto held =
-      co_await owner.async_acquire(std::move(resource), std::move(options), boost::asio::use_awaitable);
+  auto held = co_await owner.async_acquire(std::move(resource), std::move(options),
+                                           boost::asio::use_awaitable);
   keeper kept(owner, std::move(held), std::move(keep));
   detail::release_on_exit guard{kept};
   std::exception_ptr failure;
@@ -195,7 +195,8 @@ auto run_exclusive(client& owner, std::string resource, lock_options options, ke
   guard.released = true;
   error_code released;
   co_await kept.async_release(boost::asio::redirect_error(boost::asio::use_awaitable, released));
-  if (lost) throw boost::system::system_error(lost, "redlock: the lock was lost while the work ran");
+  if (lost)
+    throw boost::system::system_error(lost, "redlock: the lock was lost while the work ran");
   if (released == errc::lock_lost) {
     throw boost::system::system_error(released, "redlock: the lock had lapsed before the release");
   }

@@ -20,8 +20,7 @@ milliseconds claim_ttl(milliseconds skew, milliseconds lock_ttl) noexcept {
 }
 
 std::string due_id(wall_clock::time_point due) {
-  return std::to_string(
-      std::chrono::duration_cast<milliseconds>(due.time_since_epoch()).count());
+  return std::to_string(std::chrono::duration_cast<milliseconds>(due.time_since_epoch()).count());
 }
 
 }  // namespace redlock::detail

@@ -27,13 +27,13 @@ keep_rules keep_rules_of(const keep_options& options, std::chrono::milliseconds 
                           : clock::duration(options.lost_margin);
   // A cap beyond the clock's range is no cap (and must not overflow).
   if (options.max_hold.count() > 0 &&
-      options.max_hold < std::chrono::duration_cast<std::chrono::milliseconds>(
-                             clock::time_point::max() - start)) {
+      options.max_hold <
+          std::chrono::duration_cast<std::chrono::milliseconds>(clock::time_point::max() - start)) {
     rules.hold_end = start + options.max_hold;
   }
   rules.max_extensions = options.max_extensions;
-  rules.retry_delay = std::clamp(rules.ttl / 20, std::chrono::milliseconds{1},
-                                 std::chrono::milliseconds{500});
+  rules.retry_delay =
+      std::clamp(rules.ttl / 20, std::chrono::milliseconds{1}, std::chrono::milliseconds{500});
   return rules;
 }
 
@@ -45,8 +45,7 @@ clock::time_point keep_fsm::signal_at() const noexcept {
 }
 
 errc keep_fsm::late_reason() const noexcept {
-  return capped_ || signal_at() == rules_.hold_end ? errc::hold_limit_reached
-                                                   : errc::lock_expiring;
+  return capped_ || signal_at() == rules_.hold_end ? errc::hold_limit_reached : errc::lock_expiring;
 }
 
 void keep_fsm::lose(errc reason) noexcept {
@@ -97,8 +96,8 @@ keep_action keep_fsm::resume(clock::time_point now) {
         deadline_ - std::chrono::duration_cast<clock::duration>(rules_.extend_at * validity);
     // A planned extension may run a little early, so that extensions of
     // several locks due at about the same time leave in one write per node.
-    const auto lead = std::chrono::duration_cast<clock::duration>(
-        (1.0 - rules_.extend_at) * validity / 10);
+    const auto lead =
+        std::chrono::duration_cast<clock::duration>((1.0 - rules_.extend_at) * validity / 10);
     const auto extend_at = retry_at_.value_or(planned);
     const auto extend_from = retry_at_ ? *retry_at_ : planned - lead;
     if (now < extend_from) {
@@ -114,9 +113,9 @@ keep_action keep_fsm::resume(clock::time_point now) {
     // than half of what a planned one does.
     const auto least_gain =
         std::chrono::duration_cast<clock::duration>((1.0 - rules_.extend_at) * validity / 2);
-    const bool worth_it = ttl.count() > 0 && ttl > drift_allowance(ttl, rules_.drift_factor) &&
-                          now + ttl - drift_allowance(ttl, rules_.drift_factor) >
-                              deadline_ + least_gain;
+    const bool worth_it =
+        ttl.count() > 0 && ttl > drift_allowance(ttl, rules_.drift_factor) &&
+        now + ttl - drift_allowance(ttl, rules_.drift_factor) > deadline_ + least_gain;
     if (rules_.max_extensions != 0 && extensions_ >= rules_.max_extensions) {
       capped_ = true;
     } else if (!worth_it) {

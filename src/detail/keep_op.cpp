@@ -48,11 +48,12 @@ void keep_op::request_stop() {
 }
 
 void keep_op::wait_lost(completion<error_code> done) {
-  boost::asio::post(nodes_->strand(), [self = shared_from_this(), done = std::move(done)]() mutable {
-    if (self->lost()) return done(self->reason_);
-    if (self->done_) return done(boost::asio::error::operation_aborted);
-    self->waiters_.push_back(std::move(done));
-  });
+  boost::asio::post(nodes_->strand(),
+                    [self = shared_from_this(), done = std::move(done)]() mutable {
+                      if (self->lost()) return done(self->reason_);
+                      if (self->done_) return done(boost::asio::error::operation_aborted);
+                      self->waiters_.push_back(std::move(done));
+                    });
 }
 
 void keep_op::on_due(clock::time_point) { step(); }

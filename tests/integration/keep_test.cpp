@@ -81,9 +81,10 @@ TEST_CASE("a kept lock outlives many TTLs and excludes a contender throughout",
   CHECK_FALSE(kept.stop_token().stop_requested());
 }
 
-TEST_CASE("with a majority of nodes silent, the lost-lock signal fires before the validity "
-          "ends, in every form",
-          "[integration][keep]") {
+TEST_CASE(
+    "with a majority of nodes silent, the lost-lock signal fires before the validity "
+    "ends, in every form",
+    "[integration][keep]") {
   env e;
   auto proxies = proxy_nodes(e, {0, 1, 2});
   redlock::client locks(e.io.get_executor(), e.config);
@@ -100,15 +101,16 @@ TEST_CASE("with a majority of nodes silent, the lost-lock signal fires before th
   auto signal = watch(kept);
   for (auto& p : proxies) p->hold_replies(true);
 
-  run_until(e.io, [&] { return signal->reason.has_value() && called->has_value(); }, 5s);
+  run_until(
+      e.io, [&] { return signal->reason.has_value() && called->has_value(); }, 5s);
   CHECK(*signal->reason == errc::lock_expiring);
   CHECK(**called == errc::lock_expiring);
   CHECK(kept.lost());
   CHECK(kept.lost_reason() == errc::lock_expiring);
   REQUIRE(stopped_at->has_value());
   // Before the validity ended, by about lost_margin (a tenth of the TTL).
-  const auto margin = std::chrono::duration_cast<std::chrono::microseconds>(
-      signal->deadline_then - **stopped_at);
+  const auto margin =
+      std::chrono::duration_cast<std::chrono::microseconds>(signal->deadline_then - **stopped_at);
   WARN("lost-lock signal fired " << margin.count() << " us before the validity ended");
   CHECK(**stopped_at < signal->deadline_then);
   CHECK(margin <= 100ms);
@@ -132,15 +134,17 @@ TEST_CASE("an extension that finds the lock taken over signals lock_lost", "[int
   for (std::size_t i = 0; i < 3; ++i) {
     e.admin[i]->command({"SET", e.key("stolen"), "someone-else", "PX", "60000"});
   }
-  run_until(e.io, [&] { return signal->reason.has_value(); }, 3s);
+  run_until(
+      e.io, [&] { return signal->reason.has_value(); }, 3s);
   CHECK(*signal->reason == errc::lock_lost);
   CHECK_FALSE(kept.held().valid());
   CHECK(kept.stop_token().stop_requested());
 }
 
-TEST_CASE("keeping caps: max_extensions and max_hold end it with hold_limit_reached before the "
-          "validity ends",
-          "[integration][keep]") {
+TEST_CASE(
+    "keeping caps: max_extensions and max_hold end it with hold_limit_reached before the "
+    "validity ends",
+    "[integration][keep]") {
   env e;
   redlock::client locks(e.io.get_executor(), e.config);
   warm_up(e.io, locks);
@@ -152,7 +156,8 @@ TEST_CASE("keeping caps: max_extensions and max_hold end it with hold_limit_reac
     options.max_extensions = 2;
     keeper kept(locks, got.held, options);
     auto signal = watch(kept);
-    run_until(e.io, [&] { return signal->reason.has_value(); }, 5s);
+    run_until(
+        e.io, [&] { return signal->reason.has_value(); }, 5s);
     CHECK(*signal->reason == errc::hold_limit_reached);
     CHECK(kept.extensions() == 2);
     CHECK(signal->fired_at < signal->deadline_then);
@@ -165,7 +170,8 @@ TEST_CASE("keeping caps: max_extensions and max_hold end it with hold_limit_reac
     options.max_hold = 1000ms;
     keeper kept(locks, got.held, options);
     auto signal = watch(kept);
-    run_until(e.io, [&] { return signal->reason.has_value(); }, 5s);
+    run_until(
+        e.io, [&] { return signal->reason.has_value(); }, 5s);
     CHECK(*signal->reason == errc::hold_limit_reached);
     CHECK(kept.extensions() >= 1);
     CHECK(signal->fired_at < signal->deadline_then);
@@ -191,11 +197,13 @@ TEST_CASE("an extension in flight when the release begins does not bring the loc
   auto signal = watch(kept);
   // The extension reaches every node, its answers are held back.
   for (auto& p : proxies) p->hold_replies(true);
-  REQUIRE(poll_until(e.io, [&] { return total_calls(e, "eval") >= evals_before + 5; }, 2s));
+  REQUIRE(poll_until(
+      e.io, [&] { return total_calls(e, "eval") >= evals_before + 5; }, 2s));
   auto released = std::make_shared<std::optional<error_code>>();
   kept.async_release([released](error_code ec, std::size_t) { released->emplace(ec); });
   // The deletes run behind the extension on every node.
-  REQUIRE(poll_until(e.io, [&] { return total_calls(e, "eval") >= evals_before + 10; }, 2s));
+  REQUIRE(poll_until(
+      e.io, [&] { return total_calls(e, "eval") >= evals_before + 10; }, 2s));
   for (auto& p : proxies) p->hold_replies(false);
   run_until(e.io, [&] { return released->has_value() && signal->reason.has_value(); });
   CHECK_FALSE(**released);
@@ -223,9 +231,10 @@ TEST_CASE("a kept lock released through another copy signals lock_released",
   CHECK(*signal->reason == errc::lock_released);
 }
 
-TEST_CASE("keeping stops when the keeper is destroyed, and a closed client signals "
-          "connection_closed",
-          "[integration][keep]") {
+TEST_CASE(
+    "keeping stops when the keeper is destroyed, and a closed client signals "
+    "connection_closed",
+    "[integration][keep]") {
   env e;
   auto locks = std::make_unique<redlock::client>(e.io.get_executor(), e.config);
   warm_up(e.io, *locks);
@@ -278,8 +287,7 @@ TEST_CASE("a keeper refuses bad input with a clear error", "[integration][keep]"
   CHECK_FALSE(e.release_everywhere(locks, got.held).ec);
 }
 
-TEST_CASE("many kept locks of one client are all extended on one schedule",
-          "[integration][keep]") {
+TEST_CASE("many kept locks of one client are all extended on one schedule", "[integration][keep]") {
   env e;
   redlock::client locks(e.io.get_executor(), e.config);
   warm_up(e.io, locks);
@@ -316,7 +324,8 @@ TEST_CASE("a loss found by an extend through another copy reaches the keeper at 
   auto extended = extend(e.io, locks, got.held, 3s);
   REQUIRE(extended.ec == errc::lock_lost);
   // The signal is on its way: it has been posted, nothing else is awaited.
-  run_until(e.io, [&] { return signal->reason.has_value(); }, 300ms, "the signal");
+  run_until(
+      e.io, [&] { return signal->reason.has_value(); }, 300ms, "the signal");
   CHECK(*signal->reason == errc::lock_lost);
   CHECK(kept.stop_token().stop_requested());
 }
@@ -330,7 +339,8 @@ TEST_CASE("a release through another copy stops the keeper at once", "[integrati
   keeper kept(locks, got.held);
   auto signal = watch(kept);
   CHECK_FALSE(release(e.io, locks, got.held).ec);
-  run_until(e.io, [&] { return signal->reason.has_value(); }, 300ms, "the signal");
+  run_until(
+      e.io, [&] { return signal->reason.has_value(); }, 300ms, "the signal");
   CHECK(kept.lost_reason() == errc::lock_released);
 }
 

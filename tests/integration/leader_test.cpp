@@ -60,7 +60,8 @@ TEST_CASE("leader election: one leader at a time, and a step-down hands over at 
   std::array<std::unique_ptr<contender>, 3> all;
   for (auto& c : all) c = std::make_unique<contender>(e, e.config, 3s);
   for (auto& c : all) c->election->campaign();
-  REQUIRE(poll_until(e.io, [&] { return leaders(all) == 1; }, 5s));
+  REQUIRE(poll_until(
+      e.io, [&] { return leaders(all) == 1; }, 5s));
   // It stays one for longer than the TTL: leadership is kept by extension.
   const auto watch_until = steady::now() + 4s;
   while (steady::now() < watch_until) {
@@ -82,7 +83,8 @@ TEST_CASE("leader election: one leader at a time, and a step-down hands over at 
   CHECK(first->term.stop_requested());
   CHECK_FALSE(first->lost_reason.has_value());  // on_lost is for losses, not step-downs
   CHECK_FALSE(first->election->leading());
-  REQUIRE(poll_until(e.io, [&] { return leaders(all) == 1; }, 5s));
+  REQUIRE(poll_until(
+      e.io, [&] { return leaders(all) == 1; }, 5s));
   CHECK(steady::now() - handed_at < 1s);
   CHECK_FALSE(first->election->leading());
 
@@ -91,9 +93,10 @@ TEST_CASE("leader election: one leader at a time, and a step-down hands over at 
   CHECK(e.key_nowhere(e.key("leader")));
 }
 
-TEST_CASE("leader election: a leader cut off from the nodes learns it before its term ends, and "
-          "a follower takes over only after",
-          "[integration][leader]") {
+TEST_CASE(
+    "leader election: a leader cut off from the nodes learns it before its term ends, and "
+    "a follower takes over only after",
+    "[integration][leader]") {
   env e;
   // Contender 0 reaches every node through a proxy of its own.
   auto cut_off_config = e.config;
@@ -105,7 +108,8 @@ TEST_CASE("leader election: a leader cut off from the nodes learns it before its
   std::array<std::unique_ptr<contender>, 3> all;
   all[0] = std::make_unique<contender>(e, cut_off_config, 1s);
   all[0]->election->campaign();
-  REQUIRE(poll_until(e.io, [&] { return all[0]->election->leading(); }, 5s));
+  REQUIRE(poll_until(
+      e.io, [&] { return all[0]->election->leading(); }, 5s));
   for (std::size_t i = 1; i < 3; ++i) {
     all[i] = std::make_unique<contender>(e, e.config, 1s);
     all[i]->election->campaign();
@@ -115,10 +119,12 @@ TEST_CASE("leader election: a leader cut off from the nodes learns it before its
 
   // The leader pauses, as far as the nodes can tell.
   for (auto& p : proxies) p->partition(redlock::test::fault_proxy::partition_mode::blackhole);
-  REQUIRE(poll_until(e.io, [&] { return all[0]->lost_reason.has_value(); }, 5s));
+  REQUIRE(poll_until(
+      e.io, [&] { return all[0]->lost_reason.has_value(); }, 5s));
   CHECK(*all[0]->lost_reason == errc::lock_expiring);
   CHECK(all[0]->term.stop_requested());
-  REQUIRE(poll_until(e.io, [&] { return leaders(all) == 1; }, 5s));
+  REQUIRE(poll_until(
+      e.io, [&] { return leaders(all) == 1; }, 5s));
   contender* next = all[1]->election->leading() ? all[1].get() : all[2].get();
   // The follower was elected after the old leader had stopped.
   CHECK(next->elected_at > all[0]->lost_at);

@@ -17,8 +17,8 @@ namespace {
 
 /// What every instance did, by due time.
 struct ledger {
-  std::map<std::string, int> runs;       ///< Due id -> runs started.
-  std::map<std::string, int> outcomes;   ///< Due id -> outcomes reported.
+  std::map<std::string, int> runs;      ///< Due id -> runs started.
+  std::map<std::string, int> outcomes;  ///< Due id -> outcomes reported.
   std::map<occurrence_outcome, int> by_outcome;
   std::vector<std::pair<std::size_t, std::string>> ran_by;  ///< (instance, due id)
 };
@@ -96,17 +96,18 @@ TEST_CASE("periodic job: a run that dies does not block the next due time",
     return std::count_if(book.ran_by.begin(), book.ran_by.end(),
                          [who](const auto& r) { return r.first == who; });
   };
-  REQUIRE(poll_until(e.io, [&] { return ran_by(0) > 0; }, 4s));
-  const auto crashed_due =
-      std::find_if(book.ran_by.begin(), book.ran_by.end(), [](const auto& r) {
-        return r.first == 0;
-      })->second;
+  REQUIRE(poll_until(
+      e.io, [&] { return ran_by(0) > 0; }, 4s));
+  const auto crashed_due = std::find_if(book.ran_by.begin(), book.ran_by.end(), [](const auto& r) {
+                             return r.first == 0;
+                           })->second;
   const auto before_crash = ran_by(1);
   // The crash: nothing more from it, nothing released.
   first->job->stop();
   first->locks.close();
   // Its run lock (700 ms TTL) expires; the next due times run on the other.
-  REQUIRE(poll_until(e.io, [&] { return ran_by(1) >= before_crash + 2; }, 5s));
+  REQUIRE(poll_until(
+      e.io, [&] { return ran_by(1) >= before_crash + 2; }, 5s));
   second->job->stop();
   CHECK(book.runs[crashed_due] == 1);  // the crashed due time is not run again
   for (const auto& [id, runs] : book.runs) {

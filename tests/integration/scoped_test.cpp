@@ -11,8 +11,8 @@
 #include <condition_variable>
 #include <exception>
 #include <functional>
-#include <mutex>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <stop_token>
@@ -60,9 +60,7 @@ TEST_CASE("blocking run_exclusive runs the work under the lock and releases it a
     CHECK(e.key_nowhere(key));
   }
   SECTION("an exception from the work propagates, and the lock is released first") {
-    CHECK_THROWS_AS(locks.run_exclusive("report", [&] {
-      throw std::runtime_error("job failed");
-    }),
+    CHECK_THROWS_AS(locks.run_exclusive("report", [&] { throw std::runtime_error("job failed"); }),
                     std::runtime_error);
     CHECK(e.key_nowhere(key));
   }
@@ -102,7 +100,8 @@ TEST_CASE("blocking run_exclusive: a lock lost while the work runs stops the wor
   CHECK(e.key_nowhere(e.key("job")));
 }
 
-TEST_CASE("scoped_lock releases when destroyed, moves, and releases once", "[integration][scoped]") {
+TEST_CASE("scoped_lock releases when destroyed, moves, and releases once",
+          "[integration][scoped]") {
   env e;
   redlock::blocking_client locks(e.config);
   const auto key = e.key("scope");
@@ -124,9 +123,9 @@ TEST_CASE("scoped_lock releases when destroyed, moves, and releases once", "[int
   CHECK_FALSE(scope.owns_lock());
   CHECK(scope.release() == 0);
   CHECK(code_of([&] {
-    auto held = locks.acquire_scoped("scope", once(2s));
-    auto again = locks.acquire_scoped("scope", once(2s));
-  }) == errc::not_acquired);
+          auto held = locks.acquire_scoped("scope", once(2s));
+          auto again = locks.acquire_scoped("scope", once(2s));
+        }) == errc::not_acquired);
   CHECK(e.key_nowhere(key));
 }
 
@@ -218,14 +217,13 @@ TEST_CASE("run_exclusive in a coroutine", "[integration][scoped]") {
     CHECK(e.key_nowhere(key));
   }
   SECTION("an exception from the work propagates after the release is started") {
-    boost::asio::co_spawn(
-        e.io,
-        redlock::run_exclusive(locks, "coro", once(2s), {},
-                               [&](keeper&) -> boost::asio::awaitable<int> {
-                                 throw std::runtime_error("boom");
-                                 co_return 0;
-                               }),
-        on_done);
+    boost::asio::co_spawn(e.io,
+                          redlock::run_exclusive(locks, "coro", once(2s), {},
+                                                 [&](keeper&) -> boost::asio::awaitable<int> {
+                                                   throw std::runtime_error("boom");
+                                                   co_return 0;
+                                                 }),
+                          on_done);
     run_until(e.io, [&] { return outcome->has_value(); });
     CHECK((*outcome)->first);
     CHECK(e.key_nowhere(key));
@@ -259,9 +257,10 @@ TEST_CASE("run_exclusive in a coroutine", "[integration][scoped]") {
 
 // Review: work that dropped `done` left the handler uncalled and the key on
 // the nodes for its TTL.
-TEST_CASE("async_run_exclusive whose work drops done releases and completes with "
-          "operation_aborted",
-          "[integration][scoped]") {
+TEST_CASE(
+    "async_run_exclusive whose work drops done releases and completes with "
+    "operation_aborted",
+    "[integration][scoped]") {
   env e;
   redlock::client locks(e.io.get_executor(), e.config);
   warm_up(e.io, locks);

@@ -310,7 +310,6 @@ inline bool foreign_set_nx(test::admin_client& admin, const std::string& key,
   return r.type == test::admin_client::reply::kind::status && r.text == "OK";
 }
 
-
 /// A test case's cluster, log, configuration, admin connections and
 /// io_context. Declare the client after it, so the client goes first; the
 /// destructor then lets the client's posted shutdown run.

@@ -9,9 +9,9 @@
 #include <catch2/catch.hpp>
 
 using namespace std::chrono_literals;
+using redlock::clock;
 using redlock::errc;
 using redlock::keep_options;
-using redlock::clock;
 using redlock::detail::keep_action;
 using redlock::detail::keep_fsm;
 using redlock::detail::keep_rules;
@@ -99,9 +99,10 @@ TEST_CASE("keep: a lock kept through many TTLs never reaches its signal time", "
   CHECK(now > t0 + 30s);
 }
 
-TEST_CASE("keep: a failed extension is retried while time is left, then the signal fires "
-          "lost_margin before the validity ends",
-          "[unit][keep]") {
+TEST_CASE(
+    "keep: a failed extension is retried while time is left, then the signal fires "
+    "lost_margin before the validity ends",
+    "[unit][keep]") {
   keep_fsm fsm(rules_of(), acquired_deadline());
   auto now = fsm.resume(t0).wake_at;
   REQUIRE(fsm.resume(now).what == kind::extend);
@@ -147,8 +148,7 @@ TEST_CASE("keep: an extension still in flight at the signal time does not delay 
   CHECK(fsm.resume(acquired_deadline() - 50ms).what == kind::finished);
 }
 
-TEST_CASE("keep: an extension that finds the lock lost signals lock_lost at once",
-          "[unit][keep]") {
+TEST_CASE("keep: an extension that finds the lock lost signals lock_lost at once", "[unit][keep]") {
   keep_fsm fsm(rules_of(), acquired_deadline());
   auto now = fsm.resume(t0).wake_at;
   REQUIRE(fsm.resume(now).what == kind::extend);
@@ -178,8 +178,7 @@ TEST_CASE("keep: the handle's state is seen before each event", "[unit][keep]") 
     fsm.observe(later, false, false);
     auto action = fsm.resume(t0 + 1ms);
     REQUIRE(action.what == kind::wait);
-    CHECK(action.wake_at ==
-          later - std::chrono::duration_cast<clock::duration>(validity / 3.0));
+    CHECK(action.wake_at == later - std::chrono::duration_cast<clock::duration>(validity / 3.0));
   }
   SECTION("past its validity already") {
     keep_fsm fsm(rules_of(), t0 - 1ms);
