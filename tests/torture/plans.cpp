@@ -112,10 +112,44 @@ plan_info contention() {
   return plan;
 }
 
+// Auto-extension: every critical section runs under a keeper for one to
+// three TTLs, while the replies of a majority (nodes 0-2) come 0-40 ms late,
+// so extensions often land late or not in time and the lost-lock signal
+// fires; a section goes on only while the signal is silent and the
+// validity lasts. A keeper that extended a lock it had lost, or signalled
+// too late, shows as overlapping sections or a lost update.
+plan_info kept() {
+  plan_info plan;
+  plan.name = "kept";
+  plan.description =
+      "every section runs under a keeper for 1-3 TTLs (200-500 ms); nodes 0-2 reply 0-40 ms late";
+  plan.clients = 3;
+  plan.workers_per_client = 4;
+  plan.resources = 2;
+  plan.duration = 20s;
+  auto& w = plan.workload;
+  w.min_ttl = 200ms;
+  w.max_ttl = 500ms;
+  w.request_timeout = 50ms;
+  w.min_wait = 100ms;
+  w.max_wait = 1500ms;
+  w.keep_share = 1.0;
+  w.keep_ttls = 3;
+  w.validity_margin = 30ms;
+  for (std::size_t n = 0; n < 3; ++n) {
+    auto f = standing(fault_kind::reply_delay, n);
+    f.delay = 0ms;
+    f.jitter = 40ms;
+    plan.faults.push_back(f);
+  }
+  return plan;
+}
+
 }  // namespace
 
 const std::vector<plan_info>& all_plans() {
-  static const std::vector<plan_info> plans = {fast_clock_hold(), late_replies(), contention()};
+  static const std::vector<plan_info> plans = {fast_clock_hold(), late_replies(), contention(),
+                                               kept()};
   return plans;
 }
 

@@ -116,6 +116,15 @@ lock recorded_client::extend(const lock& held, milliseconds ttl, error_code& ec)
   return extended;
 }
 
+void recorded_client::observed_extension(const lock& held) {
+  auto invoke = make(op_kind::extend, event_type::invoke, held.resource(), held.token());
+  invoke.ttl_ms = held.ttl().count();
+  history_.record(std::move(invoke));
+  auto ok = make(op_kind::extend, event_type::ok, held.resource(), held.token());
+  ok.deadline = ns(held.validity_deadline());
+  history_.record(std::move(ok));
+}
+
 std::size_t recorded_client::release(const lock& held, error_code& ec) {
   history_.record(make(op_kind::release, event_type::invoke, held.resource(), held.token()));
   const std::size_t removed = client_.release(held, ec);

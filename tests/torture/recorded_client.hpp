@@ -42,7 +42,13 @@ class recorded_client {
   /// like any failure; it is information, not a fault of the run.
   std::size_t release(const lock& held, error_code& ec);
 
+  /// A keeper's extension seen by the worker (the validity moved): recorded
+  /// as an extend that ends now with the new deadline, so the checker's
+  /// lease is never longer than what the worker was told.
+  void observed_extension(const lock& held);
+
   worker_history& history() { return history_; }
+  blocking_client& client() { return client_; }
 
  private:
   blocking_client& client_;

@@ -4,6 +4,7 @@
 #include "recorded_client.hpp"
 
 #include <redlock/blocking_client.hpp>
+#include <redlock/keeper.hpp>
 
 #include <fmt/format.h>
 
@@ -131,6 +132,7 @@ class worker {
   // Read-modify-write of the register, if enough validity is left for it;
   // some sections extend their lock half-way through.
   void critical_section(lock& held) {
+    if (chance(profile_.keep_share)) return kept_section(held);
     const auto work = between(0ms, profile_.max_hold);
     if (!enough_validity(held, work)) return;
     const auto section = register_.begin(client_.history(), held);
@@ -146,6 +148,31 @@ class worker {
       std::this_thread::sleep_for(work - first_half);
     } else if (work.count() > 0) {
       std::this_thread::sleep_for(work);  // the work being protected
+    }
+    register_.end(client_.history(), section);
+  }
+
+  // A section longer than the TTL under a keeper: it goes on only while
+  // neither the lost-lock signal nor the validity says to stop.
+  void kept_section(lock& held) {
+    constexpr auto slice = 5ms;
+    const auto work = held.ttl() * std::uniform_int_distribution<int>(1, profile_.keep_ttls)(rng_);
+    if (!enough_validity(held, slice)) return;
+    keeper kept(client_.client().async_client(), held);
+    const auto section = register_.begin(client_.history(), held);
+    auto recorded_deadline = held.validity_deadline();
+    const auto end = clock::now() + work;
+    while (clock::now() < end) {
+      const auto deadline = kept.held().validity_deadline();
+      if (deadline > recorded_deadline) {
+        client_.observed_extension(kept.held());
+        recorded_deadline = deadline;
+      }
+      if (kept.lost() || !enough_validity(kept.held(), slice)) {
+        register_.abandon(client_.history(), section);
+        return;
+      }
+      std::this_thread::sleep_for(slice);
     }
     register_.end(client_.history(), section);
   }

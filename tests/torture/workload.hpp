@@ -29,6 +29,12 @@ struct workload_profile {
   std::chrono::milliseconds max_hold{5};
   /// The share of critical sections that extend their lock half-way through.
   double extend_share = 0.25;
+  /// The share of critical sections run under a keeper (auto-extension),
+  /// lasting 1 to keep_ttls TTLs, checking the lost-lock signal and the
+  /// validity every few milliseconds and abandoning the section when either
+  /// says so.
+  double keep_share = 0;
+  int keep_ttls = 3;
   /// A pause after each iteration, 0 .. max_pause: lets a resource go free
   /// now and then instead of passing from hand to hand.
   std::chrono::milliseconds max_pause{0};
