@@ -113,24 +113,29 @@ plan_info contention() {
 }
 
 // Auto-extension: every critical section runs under a keeper for one to
-// three TTLs, while the replies of a majority (nodes 0-2) come 0-40 ms late,
-// so extensions often land late or not in time and the lost-lock signal
-// fires; a section goes on only while the signal is silent and the
-// validity lasts. A keeper that extended a lock it had lost, or signalled
-// too late, shows as overlapping sections or a lost update.
+// three TTLs and goes on only while the lost-lock signal is silent.
+// Processes 0 and 2 (proxy set 0) get the replies of a majority (nodes 0-2)
+// 30-70 ms late, against a 50 ms request timeout, so their extensions often
+// fail and the signal must stop them before the validity ends; process 1
+// sees no fault and takes the lock as soon as it expires. A keeper that
+// extended a lock it had lost, or signalled too late, shows as overlapping
+// sections or sections outside their lease.
 plan_info kept() {
   plan_info plan;
   plan.name = "kept";
   plan.description =
-      "every section runs under a keeper for 1-3 TTLs (200-500 ms); nodes 0-2 reply 0-40 ms late";
+      "every section runs under a keeper for 1-3 TTLs (200-500 ms) and heeds only its signal; "
+      "processes 0 and 2 get the replies of nodes 0-2 30-70 ms late";
   plan.clients = 3;
   plan.workers_per_client = 4;
   plan.resources = 2;
   plan.duration = 20s;
+  plan.proxy_sets = 2;
   auto& w = plan.workload;
   w.min_ttl = 200ms;
   w.max_ttl = 500ms;
   w.request_timeout = 50ms;
+  w.retry_delay = 5ms;
   w.min_wait = 100ms;
   w.max_wait = 1500ms;
   w.keep_share = 1.0;
@@ -138,8 +143,9 @@ plan_info kept() {
   w.validity_margin = 30ms;
   for (std::size_t n = 0; n < 3; ++n) {
     auto f = standing(fault_kind::reply_delay, n);
-    f.delay = 0ms;
+    f.delay = 30ms;
     f.jitter = 40ms;
+    f.proxy_set = 0;
     plan.faults.push_back(f);
   }
   return plan;

@@ -152,8 +152,9 @@ class worker {
     register_.end(client_.history(), section);
   }
 
-  // A section longer than the TTL under a keeper: it goes on only while
-  // neither the lost-lock signal nor the validity says to stop.
+  // A section longer than the TTL under a keeper: it goes on while the
+  // lost-lock signal is silent, trusting it alone (as its documentation
+  // says work may) to stop it before the validity ends.
   void kept_section(lock& held) {
     constexpr auto slice = 5ms;
     const auto work = held.ttl() * std::uniform_int_distribution<int>(1, profile_.keep_ttls)(rng_);
@@ -168,7 +169,7 @@ class worker {
         client_.observed_extension(kept.held());
         recorded_deadline = deadline;
       }
-      if (kept.lost() || !enough_validity(kept.held(), slice)) {
+      if (kept.lost()) {
         register_.abandon(client_.history(), section);
         return;
       }
