@@ -7,6 +7,7 @@
 #include <boost/system/system_error.hpp>
 
 #include <atomic>
+#include <mutex>
 #include <vector>
 
 namespace redlock {
@@ -63,6 +64,14 @@ class campaign : public std::enable_shared_from_this<campaign> {
   /// No user callback starts after this (the election is gone).
   void detach() noexcept { detached_.store(true); }
 
+  /// Leading, and the term's lost-lock signal has not come due (true to
+  /// the time even while the strand is held up).
+  bool leading_now() const {
+    if (!leading.load()) return false;
+    const std::lock_guard guard(kept_mutex_);
+    return !kept_.lost();
+  }
+
   std::atomic<bool> leading{false};
   std::atomic<unsigned> terms{0};
 
@@ -70,6 +79,7 @@ class campaign : public std::enable_shared_from_this<campaign> {
   enum class phase { idle, campaigning, waiting, leading, releasing, stopped };
 
   void attempt() {
+    if (stopping_ || detached_.load()) return finish({});
     phase_ = phase::campaigning;
     attempt_stop_ = std::stop_source{};
     auto options = options_.lock;
@@ -86,7 +96,7 @@ class campaign : public std::enable_shared_from_this<campaign> {
       if (ec) return finish({});
       // Won just as the step-down began: give it back.
       phase_ = phase::releasing;
-      kept_ = keeper(owner_, std::move(held), options_.keep);
+      set_kept(keeper(owner_, std::move(held), options_.keep));
       return release_term();
     }
     if (ec == boost::asio::error::operation_aborted) {
@@ -98,13 +108,13 @@ class campaign : public std::enable_shared_from_this<campaign> {
       phase_ = phase::waiting;
       retry_timer_.expires_after(options_.lock.retry.base_delay);
       retry_timer_.async_wait([self = shared_from_this()](error_code waited) {
-        if (waited || self->stopping_ || self->phase_ != phase::waiting) return;
+        if (waited || self->phase_ != phase::waiting) return;
         self->attempt();
       });
       return;
     }
     phase_ = phase::leading;
-    kept_ = keeper(owner_, held, options_.keep);
+    set_kept(keeper(owner_, held, options_.keep));
     term_ = std::stop_source{};
     const unsigned term = terms.fetch_add(1) + 1;
     leading.store(true);
@@ -125,9 +135,15 @@ class campaign : public std::enable_shared_from_this<campaign> {
       phase_ = phase::stopped;
       return;
     }
-    // What may remain of the lock on some nodes goes before campaigning again.
     phase_ = phase::releasing;
-    release_term();
+    term_lost_ = true;
+    // The signal came lost_margin before the validity ends so that the
+    // term's work can stop while the lock still holds: releasing now would
+    // elect a follower while that work may still be finishing. Let the
+    // validity run out first, then clean up and campaign again.
+    const auto left = kept_.held().remaining_validity();
+    retry_timer_.expires_after(left);
+    retry_timer_.async_wait([self = shared_from_this()](error_code) { self->release_term(); });
   }
 
   void end_term() {
@@ -140,10 +156,19 @@ class campaign : public std::enable_shared_from_this<campaign> {
   void release_term() {
     kept_.async_release(boost::asio::bind_executor(
         strand_, [self = shared_from_this()](error_code ec, std::size_t) {
-          self->kept_ = keeper{};
-          if (self->stopping_) return self->finish(ec);
+          self->set_kept(keeper{});
+          // The release of a term already lost (and reported through
+          // on_lost) is no step-down's error.
+          if (self->stopping_)
+            return self->finish(std::exchange(self->term_lost_, false) ? error_code{} : ec);
+          self->term_lost_ = false;
           self->attempt();
         }));
+  }
+
+  void set_kept(keeper next) {
+    const std::lock_guard guard(kept_mutex_);
+    kept_ = std::move(next);
   }
 
   void finish(error_code ec) {
@@ -160,9 +185,11 @@ class campaign : public std::enable_shared_from_this<campaign> {
   boost::asio::steady_timer retry_timer_;
   std::stop_source attempt_stop_;
   std::stop_source term_;
+  mutable std::mutex kept_mutex_;  ///< kept_ is replaced on the strand, read by leading_now().
   keeper kept_;
   phase phase_ = phase::idle;
   bool stopping_ = false;
+  bool term_lost_ = false;  ///< The term being released ended by the lost-lock signal.
   std::atomic<bool> detached_{false};
   std::vector<completion<error_code>> step_down_waiters_;
 };
@@ -187,7 +214,7 @@ leader_election::~leader_election() {
 
 void leader_election::campaign() { campaign_->start(); }
 
-bool leader_election::leading() const noexcept { return campaign_->leading.load(); }
+bool leader_election::leading() const noexcept { return campaign_->leading_now(); }
 
 unsigned leader_election::terms() const noexcept { return campaign_->terms.load(); }
 

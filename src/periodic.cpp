@@ -25,10 +25,20 @@ class periodic_run : public std::enable_shared_from_this<periodic_run> {
         on_outcome_(std::move(on_outcome)),
         strand_(boost::asio::make_strand(owner.get_executor())),
         timer_(strand_) {
-    // One attempt each: a due time's window is short, and the run lock is
-    // held by the previous run or free.
-    options_.lock.retry = retry_policy::try_once();
-    options_.lock.wait_timeout = milliseconds::zero();
+    lag_ = effective_request_timeout(options_.lock);
+    // A claim is tried once: a due time's window is short.
+    claim_options_ = options_.lock;
+    claim_options_.retry = retry_policy::try_once();
+    claim_options_.wait_timeout = milliseconds::zero();
+    claim_options_.ttl =
+        claim_ttl(options_.max_clock_skew, lag_, options_.lock.ttl, owner.config().drift_factor);
+    claim_options_.request_timeout = lag_;
+    // The run lock may still be held by the previous run: wait for it (woken
+    // by its release) until a crashed holder's lock has surely expired.
+    run_options_ = options_.lock;
+    run_options_.retry = retry_policy{};
+    run_options_.retry.max_attempts = 0;
+    run_options_.wait_timeout = options_.lock.ttl + lag_;
   }
 
   void start() {
@@ -62,11 +72,11 @@ class periodic_run : public std::enable_shared_from_this<periodic_run> {
     const occurrence due{next_, due_id(next_)};
     const auto now = local_now();
     next_ = options_.when.next_after(due.due);
-    if (missed(due.due, now, skew)) {
+    if (missed(due.due, now, skew, lag_)) {
       report(due, occurrence_outcome::missed, {});
       // After a long pause (a suspended machine), one report, not one per
       // due time slept through.
-      if (missed(next_, now, skew)) next_ = first_due(options_.when, now, skew);
+      if (missed(next_, now, skew, lag_)) next_ = first_due(options_.when, now, skew);
       return wait();
     }
     claim(due);
@@ -74,34 +84,48 @@ class periodic_run : public std::enable_shared_from_this<periodic_run> {
   }
 
   void claim(const occurrence& due) {
-    auto options = options_.lock;
-    options.ttl = claim_ttl(options_.max_clock_skew, options_.lock.ttl);
-    options.request_timeout = effective_request_timeout(options_.lock);
-    // Never released: the claim must outlive every instance's window.
-    owner_.async_acquire(name_ + ":due:" + due.id, options,
-                         boost::asio::bind_executor(strand_, [self = shared_from_this(), due](
-                                                                 error_code ec, const lock&) {
-                           if (self->stopped_.load()) return;
-                           if (ec == errc::not_acquired) {
-                             return self->report(due, occurrence_outcome::claimed_elsewhere, {});
-                           }
-                           if (ec) return self->report(due, occurrence_outcome::failed, ec);
-                           self->run(due);
-                         }));
+    // Never released once the job has started: the claim must outlive every
+    // instance's window.
+    owner_.async_acquire(
+        name_ + ":due:" + due.id, claim_options_,
+        boost::asio::bind_executor(
+            strand_, [self = shared_from_this(), due](error_code ec, const lock& claimed) {
+              // Stopped: the client may be gone, so it is not touched again
+              // (an unused claim expires with its TTL).
+              if (self->stopped_.load()) return;
+              if (ec == errc::not_acquired) {
+                return self->report(due, occurrence_outcome::claimed_elsewhere, {});
+              }
+              if (ec) return self->report(due, occurrence_outcome::failed, ec);
+              self->run(due, claimed);
+            }));
   }
 
-  void run(const occurrence& due) {
+  /// Nothing ran: another instance still in its window may take the due time.
+  void give_back(const lock& claimed) {
+    owner_.async_release(claimed, [](error_code, std::size_t) {});
+  }
+
+  void run(const occurrence& due, const lock& claimed) {
+    auto started = std::make_shared<bool>(false);
     async_run_exclusive(
-        owner_, name_, options_.lock, options_.keep,
-        [self = shared_from_this(), due](keeper& kept, work_done done) {
+        owner_, name_, run_options_, options_.keep,
+        [self = shared_from_this(), due, started](keeper& kept, work_done done) {
+          if (self->stopped_.load()) return done(boost::asio::error::operation_aborted);
+          *started = true;
           self->job_(due, kept, std::move(done));
         },
-        boost::asio::bind_executor(strand_, [self = shared_from_this(), due](error_code ec) {
-          if (ec == errc::not_acquired) {
-            return self->report(due, occurrence_outcome::previous_running, {});
-          }
-          self->report(due, occurrence_outcome::ran, ec);
-        }));
+        boost::asio::bind_executor(
+            strand_, [self = shared_from_this(), due, claimed, started](error_code ec) {
+              if (*started) return self->report(due, occurrence_outcome::ran, ec);
+              if (self->stopped_.load()) return;
+              // The job never started: the due time is not used up.
+              self->give_back(claimed);
+              if (ec == errc::not_acquired) {
+                return self->report(due, occurrence_outcome::previous_running, {});
+              }
+              self->report(due, occurrence_outcome::failed, ec);
+            }));
   }
 
   void report(const occurrence& due, occurrence_outcome outcome, error_code ec) {
@@ -117,6 +141,9 @@ class periodic_run : public std::enable_shared_from_this<periodic_run> {
   boost::asio::basic_waitable_timer<wall_clock, boost::asio::wait_traits<wall_clock>,
                                     boost::asio::strand<client::executor_type>>
       timer_;
+  lock_options claim_options_;
+  lock_options run_options_;
+  milliseconds lag_{};
   wall_clock::time_point next_{};
   bool started_ = false;
   std::atomic<bool> stopped_{false};

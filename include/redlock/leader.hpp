@@ -35,13 +35,14 @@ struct campaign_options {
 /// `on_elected(held, term)` is called and the lock is kept extended. When
 /// the lost-lock signal fires (an extension found the lock lost, or no
 /// extension landed `keep.lost_margin` before the validity ends), `term` is
-/// stopped, then `on_lost(reason)` is called, the lock is released where it
-/// may remain, and the campaign resumes. step_down() ends the campaign and
-/// releases leadership at once, so that a follower takes over without
-/// waiting out the TTL.
+/// stopped, then `on_lost(reason)` is called; once the validity has run out
+/// (so the term's work had its margin to stop before anyone else leads),
+/// the lock is released where it may remain and the campaign resumes. step_down() ends the campaign
+/// and releases leadership at once, so that a follower takes over without waiting out the TTL.
 ///
 /// Callbacks run on a strand of the client's executor, one at a time, and
-/// never after step_down()'s handler was called or the election destroyed.
+/// none starts after step_down()'s handler was called or the election was
+/// destroyed. The client must outlive the election's step-down.
 /// Leadership is exactly as safe as the lock: see docs/safety.md.
 class leader_election {
  public:
@@ -52,21 +53,26 @@ class leader_election {
   /// errc::invalid_keep_options (and the lock options' own argument errors).
   leader_election(client& owner, std::string resource, campaign_options options,
                   elected_handler on_elected, lost_handler on_lost);
-  /// Steps down without waiting (the release is started, not awaited).
+  /// Steps down without waiting: the step-down is queued on the client's
+  /// executor, which must still run it (destroy the election before the
+  /// client, and keep the client's executor running until it has).
   ~leader_election();
   leader_election(const leader_election&) = delete;
   leader_election& operator=(const leader_election&) = delete;
 
   /// Starts campaigning; once only (later calls do nothing).
   void campaign();
-  /// This contender leads now (thread-safe).
+  /// This contender leads now (thread-safe): elected, and the term's
+  /// lost-lock signal has not come due, which this reads on time even while
+  /// the client's executor is held up.
   bool leading() const noexcept;
   /// Terms won so far (thread-safe).
   unsigned terms() const noexcept;
 
   /// Ends the campaign: a pending attempt is cancelled (its votes undone),
   /// a current term is stopped (its token requested; on_lost is not called)
-  /// and its lock released.
+  /// and its lock released at once, so a follower takes over at once: stop
+  /// the term's work before stepping down.
   ///
   /// Handler signature: `void(redlock::error_code)`: the release's error
   /// (errc::lock_lost if the term had lapsed), success otherwise.

@@ -50,9 +50,10 @@ class schedule {
 struct periodic_options {
   schedule when = schedule::every(std::chrono::minutes(1));
   /// The most the wall clocks of any two instances may differ. An instance
-  /// starts a due time's run only within this long after it (by its own
-  /// clock); the claim on that due time lives long enough to cover every
-  /// instance's window (see docs/usage.md).
+  /// claims a due time only within this long (plus the request timeout, for
+  /// a late timer) after it by its own clock; the claim lives long enough
+  /// to cover every instance's window (see docs/usage.md). 0 is allowed
+  /// (clocks in step).
   milliseconds max_clock_skew{1000};
   /// The run lock (held, kept extended, while the job runs): its TTL bounds
   /// how long a crashed run blocks the next one. Retries are ignored.
@@ -82,11 +83,13 @@ enum class occurrence_outcome {
 /// periodic_job with the same client key prefix, name and schedule.
 ///
 /// For each due time, the instance claims `<name>:due:<id>` with a lock that
-/// is never released (it expires after 2 * max_clock_skew + lock.ttl), then
-/// runs the job under the run lock `<name>` with auto-extension, so runs of
-/// consecutive due times never overlap either. A crashed run blocks nothing
-/// but its own due time: the next one has a claim of its own, and the run
-/// lock expires with its TTL.
+/// is not released once the job has started (see docs/usage.md for its TTL),
+/// then runs the job under the run lock `<name>` with auto-extension, so
+/// runs of consecutive due times never overlap either; the claimer waits
+/// for the run lock up to lock.ttl + the request timeout, by when a crashed
+/// run's lock has expired. A crashed run blocks nothing but its own due
+/// time. A claim whose job could not start is released, so another instance
+/// still within its window may take the due time.
 class periodic_job {
  public:
   /// Called with the due time, the kept run lock and the callback to call
@@ -107,7 +110,9 @@ class periodic_job {
   /// Starts waiting for due times; the first one considered is the latest
   /// not more than max_clock_skew ago, or the next one.
   void start();
-  /// Stops scheduling (callbacks stop too); a job running now runs to its end.
+  /// Stops scheduling: no job starts and no outcome is reported after it
+  /// (a due time being claimed now is left unrun); a job running now runs
+  /// to its end. The client must outlive the periodic_job.
   void stop();
 
  private:

@@ -11,12 +11,15 @@ wall_clock::time_point first_due(const schedule& when, wall_clock::time_point no
   return when.next_after(now - skew - wall_clock::duration(1));
 }
 
-bool missed(wall_clock::time_point due, wall_clock::time_point now, milliseconds skew) noexcept {
-  return now > due + skew;
+bool missed(wall_clock::time_point due, wall_clock::time_point now, milliseconds skew,
+            milliseconds lag) noexcept {
+  return now > due + skew + lag;
 }
 
-milliseconds claim_ttl(milliseconds skew, milliseconds lock_ttl) noexcept {
-  return 2 * skew + lock_ttl;
+milliseconds claim_ttl(milliseconds skew, milliseconds lag, milliseconds lock_ttl,
+                       double drift_factor) noexcept {
+  const auto spread = std::chrono::duration<double, std::milli>(2 * (skew + lag));
+  return std::chrono::ceil<milliseconds>(spread * (1.0 + drift_factor)) + lock_ttl;
 }
 
 std::string due_id(wall_clock::time_point due) {

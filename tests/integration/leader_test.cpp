@@ -4,8 +4,11 @@
 #include <redlock/leader.hpp>
 
 #include <array>
+#include <atomic>
+#include <functional>
 #include <memory>
 #include <optional>
+#include <thread>
 
 using namespace redlock::itest;
 using redlock::errc;
@@ -167,4 +170,92 @@ TEST_CASE("leader election refuses bad options", "[integration][leader]") {
   redlock::campaign_options bad_ttl;
   bad_ttl.lock.ttl = milliseconds{0};
   CHECK(make("x", bad_ttl) == errc::invalid_ttl);
+}
+
+namespace {
+struct watcher {
+  std::atomic<int> elected{0};
+  std::atomic<int> lost{0};
+  std::atomic<long long> elected_ms{0}, stopped_ms{0};
+  std::optional<std::stop_callback<std::function<void()>>> on_stop;
+};
+long long now_ms() {
+  return std::chrono::duration_cast<milliseconds>(steady::now().time_since_epoch()).count();
+}
+std::unique_ptr<redlock::leader_election> make_election(redlock::client& c, watcher& w,
+                                                        redlock::campaign_options options) {
+  return std::make_unique<redlock::leader_election>(
+      c, "leader", options,
+      [&w](const redlock::lock&, std::stop_token term) {
+        w.elected_ms = now_ms();
+        ++w.elected;
+        w.on_stop.emplace(term, std::function<void()>([&w] { w.stopped_ms = now_ms(); }));
+      },
+      [&w](error_code) { ++w.lost; });
+}
+}  // namespace
+
+// Review: leading() stayed true past the validity while the strand was held up.
+TEST_CASE("leader election: leading() turns false on time while the leader's executor is busy",
+          "[integration][leader]") {
+  env e;
+  boost::asio::io_context io_a;
+  auto work_a = boost::asio::make_work_guard(io_a);
+  redlock::client locks_a(io_a.get_executor(), e.config);
+  redlock::client locks_b(e.io.get_executor(), e.config);
+  redlock::campaign_options options;
+  options.lock = once(1s);
+  watcher wa, wb;
+  auto a = make_election(locks_a, wa, options);
+  std::thread runner([&] { io_a.run(); });
+  a->campaign();
+  REQUIRE(poll_until(
+      e.io, [&] { return a->leading(); }, 5s));
+  auto b = make_election(locks_b, wb, options);
+  b->campaign();
+  wait_on_timer(e.io, 200ms);
+  // Something else on A's io_context thread blocks it for 2.5 s.
+  boost::asio::post(io_a, [] { std::this_thread::sleep_for(2500ms); });
+  REQUIRE(poll_until(
+      e.io, [&] { return b->leading(); }, 5s));
+  INFO("A: leading=" << a->leading() << " on_lost calls=" << wa.lost.load());
+  CHECK_FALSE((a->leading() && b->leading()));  // two leaders seen by leading()
+  wait_on_timer(e.io, 2500ms);
+  boost::asio::post(io_a, [&] { a.reset(); });
+  b.reset();
+  wait_on_timer(e.io, 300ms);
+  work_a.reset();
+  io_a.stop();
+  runner.join();
+}
+
+// Review: the campaign released at once on the signal, so a follower was
+// elected while the old term still had its lost_margin to stop.
+TEST_CASE(
+    "leader election: after the lost-lock signal the old term keeps its margin before a "
+    "follower is elected",
+    "[integration][leader]") {
+  env e;
+  redlock::client locks_a(e.io.get_executor(), e.config);
+  redlock::client locks_b(e.io.get_executor(), e.config);
+  redlock::campaign_options options;
+  options.lock = once(1s);
+  options.keep.max_extensions = 1;  // hold_limit_reached, lost_margin before validity end
+  options.keep.lost_margin = 300ms;
+  watcher wa, wb;
+  auto a = make_election(locks_a, wa, options);
+  a->campaign();
+  REQUIRE(poll_until(
+      e.io, [&] { return a->leading(); }, 5s));
+  auto b = make_election(locks_b, wb, options);
+  b->campaign();
+  REQUIRE(poll_until(
+      e.io, [&] { return wb.elected > 0; }, 5s));
+  REQUIRE(wa.stopped_ms > 0);
+  const auto gap = wb.elected_ms - wa.stopped_ms;
+  INFO("B elected " << gap << " ms after A's term was stopped (lost_margin 300 ms)");
+  // The keeper promises the lock holds for lost_margin after the signal.
+  CHECK(gap >= 250);
+  a.reset();
+  b.reset();
 }

@@ -139,3 +139,123 @@ TEST_CASE("periodic job refuses bad options", "[integration][periodic]") {
   bad_skew.max_clock_skew = -1ms;
   CHECK_THROWS_AS(make("job", bad_skew), std::invalid_argument);
 }
+
+namespace {
+struct due_book {
+  std::map<std::string, int> runs;
+  std::map<std::string, occurrence_outcome> outcome_of;  // last outcome per due
+  std::map<occurrence_outcome, int> by_outcome;
+  std::vector<std::pair<int, std::string>> ran_by;
+};
+std::unique_ptr<redlock::periodic_job> make_job(env&, redlock::client& c, due_book& b, int who,
+                                                redlock::periodic_options options,
+                                                boost::asio::steady_timer& timer,
+                                                milliseconds work) {
+  return std::make_unique<redlock::periodic_job>(
+      c, "nightly", options,
+      [&b, &timer, who, work](const occurrence& due, redlock::keeper&, redlock::work_done done) {
+        ++b.runs[due.id];
+        b.ran_by.emplace_back(who, due.id);
+        timer.expires_after(work);
+        timer.async_wait(
+            [d = std::make_shared<redlock::work_done>(std::move(done))](error_code) { (*d)({}); });
+      },
+      [&b](const occurrence& due, occurrence_outcome o, error_code) {
+        b.outcome_of[due.id] = o;
+        ++b.by_outcome[o];
+      });
+}
+}  // namespace
+
+// Review: with a skew of 0 every due time was missed.
+TEST_CASE("periodic job: a max_clock_skew of 0 still runs (the timer's lag is allowed for)",
+          "[integration][periodic]") {
+  env e;
+  redlock::client locks(e.io.get_executor(), e.config);
+  warm_up(e.io, locks);
+  due_book b;
+  boost::asio::steady_timer timer(e.io);
+  redlock::periodic_options options;
+  options.when = redlock::schedule::every(300ms);
+  options.max_clock_skew = 0ms;
+  options.lock = once(700ms);
+  auto job = make_job(e, locks, b, 0, options, timer, 10ms);
+  job->start();
+  wait_on_timer(e.io, 1500ms);
+  job->stop();
+  INFO("missed=" << b.by_outcome[occurrence_outcome::missed]);
+  CHECK(b.by_outcome[occurrence_outcome::ran] >= 1);
+}
+
+// Review: a run-lock failure was reported as `ran` and used the due time up.
+TEST_CASE("periodic job: a run lock that fails is reported as failed, not ran",
+          "[integration][periodic]") {
+  env e;
+  redlock::client locks(e.io.get_executor(), e.config);
+  warm_up(e.io, locks);
+  due_book b;
+  boost::asio::steady_timer timer(e.io);
+  redlock::periodic_options options;
+  options.when = redlock::schedule::every(500ms);
+  options.max_clock_skew = 400ms;
+  options.lock = once(700ms);
+  options.lock.min_validity = 695ms;  // the claim (TTL 1500 ms) passes, the run lock cannot
+  auto job = make_job(e, locks, b, 0, options, timer, 10ms);
+  job->start();
+  wait_on_timer(e.io, 1600ms);
+  job->stop();
+  INFO("runs=" << b.runs.size() << " failed=" << b.by_outcome[occurrence_outcome::failed]);
+  REQUIRE(b.runs.empty());
+  CHECK(b.by_outcome[occurrence_outcome::ran] == 0);
+  CHECK(b.by_outcome[occurrence_outcome::failed] >= 1);
+}
+
+// Review: the run lock was tried once, so a run that died shortly before the
+// next due time blocked that due time everywhere.
+TEST_CASE("periodic job: a run that dies shortly before the next due time does not block it",
+          "[integration][periodic]") {
+  env e;
+  due_book b;
+  redlock::client locks0(e.io.get_executor(), e.config), locks1(e.io.get_executor(), e.config);
+  boost::asio::steady_timer t0(e.io), t1(e.io);
+  redlock::periodic_options options;
+  options.when = redlock::schedule::every(1s);
+  options.max_clock_skew = 400ms;
+  options.lock = once(700ms);
+  options.keep.extend_at = 0.9;  // the run lock keeps >= ~600 ms of validity
+  auto o0 = options;             // instance 0: clock right
+  auto o1 = options;
+  o1.clock_offset = -300ms;  // instance 1: clock 300 ms behind
+  warm_up(e.io, locks0);
+  warm_up(e.io, locks1);
+  auto job0 = make_job(e, locks0, b, 0, o0, t0, 1h);  // never finishes
+  auto job1 = make_job(e, locks1, b, 1, o1, t1, 50ms);
+  job0->start();
+  job1->start();
+  // Instance 0's clock is ahead: from its first run on, it claims first.
+  auto first_of_0 = [&] {
+    return std::find_if(b.ran_by.begin(), b.ran_by.end(),
+                        [](const auto& r) { return r.first == 0; });
+  };
+  REQUIRE(poll_until(
+      e.io, [&] { return first_of_0() != b.ran_by.end(); }, 4s));
+  const auto first_due = std::stoll(first_of_0()->second);
+  const auto next_due = first_due + 1000;
+  // Crash instance 0 50 ms before the next due time (before it would act on it).
+  REQUIRE(poll_until(
+      e.io,
+      [&] {
+        return std::chrono::duration_cast<milliseconds>(
+                   redlock::wall_clock::now().time_since_epoch())
+                   .count() >= next_due - 50;
+      },
+      3s, 1ms));
+  job0->stop();
+  locks0.close();
+  wait_on_timer(e.io, 2500ms);
+  job1->stop();
+  const auto id = std::to_string(next_due);
+  INFO("next due " << id << ": outcome " << (b.outcome_of.count(id) ? int(b.outcome_of[id]) : -1)
+                   << " (2 = previous_running)");
+  CHECK(b.runs[id] == 1);
+}

@@ -63,8 +63,13 @@ TEST_CASE("due plan: the first due time, missing one, and how long a claim lives
   CHECK(first_due(second, at(day, 10h) + 500ms, 500ms) == at(day, 10h));
   // Later: the next one.
   CHECK(first_due(second, at(day, 10h) + 501ms, 500ms) == at(day, 10h + 1s));
-  CHECK_FALSE(missed(at(day, 10h), at(day, 10h) + 500ms, 500ms));
-  CHECK(missed(at(day, 10h), at(day, 10h) + 501ms, 500ms));
-  CHECK(claim_ttl(500ms, 10s) == 11s);
+  CHECK_FALSE(missed(at(day, 10h), at(day, 10h) + 550ms, 500ms, 50ms));
+  CHECK(missed(at(day, 10h), at(day, 10h) + 551ms, 500ms, 50ms));
+  // A skew of 0 still leaves the timer its lag.
+  CHECK_FALSE(missed(at(day, 10h), at(day, 10h) + 20ms, 0ms, 50ms));
+  // 2 * (500 + 50) ms, 1% fast node clocks, the lock's TTL as slack.
+  CHECK(claim_ttl(500ms, 50ms, 10s, 0.01) == 1111ms + 10s);
+  // Long skews: the drift term grows with them (review: 15 min, 10 s TTL).
+  CHECK(claim_ttl(15min, 500ms, 10s, 0.01) > 2 * 15min + 18s);
   CHECK(due_id(wall_clock::time_point(1234567ms)) == "1234567");
 }
