@@ -103,16 +103,8 @@ class campaign : public std::enable_shared_from_this<campaign> {
       phase_ = phase::stopped;  // the client closed
       return;
     }
-    if (ec) {
-      // Too few nodes answered, or an error: try again after a pause.
-      phase_ = phase::waiting;
-      retry_timer_.expires_after(options_.lock.retry.base_delay);
-      retry_timer_.async_wait([self = shared_from_this()](error_code waited) {
-        if (waited || self->phase_ != phase::waiting) return;
-        self->attempt();
-      });
-      return;
-    }
+    // Too few nodes answered, or an error: try again after a pause.
+    if (ec) return pause_then_attempt();
     phase_ = phase::leading;
     set_kept(keeper(owner_, held, options_.keep));
     term_ = std::stop_source{};
@@ -161,9 +153,21 @@ class campaign : public std::enable_shared_from_this<campaign> {
           // on_lost) is no step-down's error.
           if (self->stopping_)
             return self->finish(std::exchange(self->term_lost_, false) ? error_code{} : ec);
-          self->term_lost_ = false;
-          self->attempt();
+          if (!std::exchange(self->term_lost_, false)) return self->attempt();
+          // A leader that just lost its term waits a retry delay before
+          // campaigning again, so the followers woken by this release get
+          // their turn first.
+          self->pause_then_attempt();
         }));
+  }
+
+  void pause_then_attempt() {
+    phase_ = phase::waiting;
+    retry_timer_.expires_after(options_.lock.retry.base_delay);
+    retry_timer_.async_wait([self = shared_from_this()](error_code waited) {
+      if (waited || self->phase_ != phase::waiting) return;
+      self->attempt();
+    });
   }
 
   void set_kept(keeper next) {

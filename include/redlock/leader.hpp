@@ -37,7 +37,9 @@ struct campaign_options {
 /// extension landed `keep.lost_margin` before the validity ends), `term` is
 /// stopped, then `on_lost(reason)` is called; once the validity has run out
 /// (so the term's work had its margin to stop before anyone else leads),
-/// the lock is released where it may remain and the campaign resumes. step_down() ends the campaign
+/// the lock is released where it may remain and, after a retry delay (so
+/// that the followers woken by that release go first), the campaign
+/// resumes. step_down() ends the campaign
 /// and releases leadership at once, so that a follower takes over without waiting out the TTL.
 ///
 /// Callbacks run on a strand of the client's executor, one at a time, and
