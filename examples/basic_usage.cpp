@@ -2,6 +2,8 @@
 //   basic_usage [host:port ...]     (default: 127.0.0.1:7001 ... 127.0.0.1:7005)
 #include <redlock/redlock.hpp>  // first: it includes <utility> before Asio
 
+#include "example_nodes.hpp"
+
 #include <fmt/core.h>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -38,13 +40,10 @@ asio::awaitable<void> report_job(redlock::client& locks) {
 int main(int argc, char** argv) {
   redlock::client_config config;  // the N independent Redis masters
   try {
-    for (int i = 1; i < argc; ++i) config.nodes.push_back(redlock::parse_node(argv[i]));
+    config.nodes = example_nodes(argc, argv, 1);
   } catch (const redlock::config_error& e) {
     fmt::print(stderr, "usage: basic_usage [host:port ...]\n{}\n", e.what());
     return 2;
-  }
-  for (std::uint16_t port = 7001; argc == 1 && port <= 7005; ++port) {
-    config.nodes.emplace_back().port = port;  // default: five masters on 127.0.0.1
   }
 
   // 1. Asynchronous client on your own io_context.

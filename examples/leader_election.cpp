@@ -3,6 +3,8 @@
 //   leader_election NAME [host:port ...]   (default nodes: 127.0.0.1:7001 ... 7005)
 #include <redlock/redlock.hpp>  // first: it includes <utility> before Asio
 
+#include "example_nodes.hpp"
+
 #include <fmt/core.h>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -24,13 +26,10 @@ int main(int argc, char** argv) {
   const std::string name = argv[1];
   redlock::client_config config;
   try {
-    for (int i = 2; i < argc; ++i) config.nodes.push_back(redlock::parse_node(argv[i]));
+    config.nodes = example_nodes(argc, argv, 2);
   } catch (const redlock::config_error& e) {
     fmt::print(stderr, "{}\n", e.what());
     return 2;
-  }
-  for (std::uint16_t port = 7001; argc == 2 && port <= 7005; ++port) {
-    config.nodes.emplace_back().port = port;
   }
 
   asio::io_context io;

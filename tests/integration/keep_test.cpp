@@ -265,25 +265,17 @@ TEST_CASE("a keeper refuses bad input with a clear error", "[integration][keep]"
   env e;
   redlock::client locks(e.io.get_executor(), e.config);
   redlock::client other(e.io.get_executor(), e.config);
-  auto error_of = [](auto&& make) -> error_code {
-    try {
-      make();
-    } catch (const boost::system::system_error& failure) {
-      return failure.code();
-    }
-    return {};
-  };
-  CHECK(error_of([&] { keeper k(locks, redlock::lock{}); }) == errc::not_a_lock);
+  CHECK(code_of([&] { keeper k(locks, redlock::lock{}); }) == errc::not_a_lock);
   auto got = acquire(e.io, locks, "checked", once(2s));
   REQUIRE_FALSE(got.ec);
-  CHECK(error_of([&] { keeper k(other, got.held); }) == errc::foreign_lock);
+  CHECK(code_of([&] { keeper k(other, got.held); }) == errc::foreign_lock);
   keep_options bad;
   bad.extend_at = 1.5;
-  CHECK(error_of([&] { keeper k(locks, got.held, bad); }) == errc::invalid_keep_options);
+  CHECK(code_of([&] { keeper k(locks, got.held, bad); }) == errc::invalid_keep_options);
   keeper empty;
   CHECK(empty.empty());
   CHECK_FALSE(empty.lost());
-  CHECK(error_of([&] { empty.async_wait_lost([](error_code) {}); }) == errc::not_a_lock);
+  CHECK(code_of([&] { empty.async_wait_lost([](error_code) {}); }) == errc::not_a_lock);
   CHECK_FALSE(e.release_everywhere(locks, got.held).ec);
 }
 

@@ -155,13 +155,10 @@ TEST_CASE("leader election: stepping down while campaigning leaves nothing behin
 TEST_CASE("leader election refuses bad options", "[integration][leader]") {
   env e;
   redlock::client locks(e.io.get_executor(), e.config);
-  auto make = [&](std::string resource, redlock::campaign_options options) -> error_code {
-    try {
+  auto make = [&](std::string resource, redlock::campaign_options options) {
+    return code_of([&] {
       redlock::leader_election election(locks, std::move(resource), options, nullptr, nullptr);
-    } catch (const boost::system::system_error& failure) {
-      return failure.code();
-    }
-    return {};
+    });
   };
   CHECK(make("", {}) == errc::empty_resource);
   redlock::campaign_options bad_keep;

@@ -25,15 +25,6 @@ using redlock::keeper;
 
 namespace {
 
-error_code code_of(const std::function<void()>& act) {
-  try {
-    act();
-  } catch (const boost::system::system_error& failure) {
-    return failure.code();
-  }
-  return {};
-}
-
 /// Until `token` is stopped, or `limit` passes; true if stopped.
 bool wait_for_stop(const std::stop_token& token, milliseconds limit) {
   std::mutex mutex;

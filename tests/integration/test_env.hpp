@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/system/system_error.hpp>
 #include <catch2/catch.hpp>
 
 #include <unistd.h>
@@ -151,6 +152,18 @@ inline void wait_on_timer(boost::asio::io_context& io, milliseconds delay) {
   timer.async_wait([fired](error_code) { *fired = true; });
   run_until(
       io, [&] { return *fired; }, delay + 5s, "a timer");
+}
+
+/// The code of the boost::system::system_error that `act` throws; success
+/// when it throws nothing.
+template <class Act>
+error_code code_of(Act&& act) {
+  try {
+    std::forward<Act>(act)();
+  } catch (const boost::system::system_error& failure) {
+    return failure.code();
+  }
+  return {};
 }
 
 struct lock_result {
