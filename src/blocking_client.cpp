@@ -69,6 +69,31 @@ lock blocking_client::acquire(std::string resource, const lock_options& options)
   return result;
 }
 
+lock blocking_client::acquire_all(std::vector<std::string> resources, const lock_options& options,
+                                  error_code& ec) {
+  return wait_for<lock>(
+      [&](auto handler) {
+        runner_->async->async_acquire_all(std::move(resources), options, std::move(handler));
+      },
+      ec);
+}
+
+lock blocking_client::acquire_all(std::vector<std::string> resources, const lock_options& options) {
+  error_code ec;
+  auto result = acquire_all(std::move(resources), options, ec);
+  throw_if(ec, "redlock: acquire_all");
+  return result;
+}
+
+scoped_lock blocking_client::acquire_all_scoped(std::vector<std::string> resources,
+                                                const lock_options& options,
+                                                const keep_options& keep) {
+  throw_if(validate(keep, options.ttl, async_client().config().drift_factor),
+           "redlock: acquire_all_scoped");
+  auto held = acquire_all(std::move(resources), options);
+  return scoped_lock(runner_, keeper(async_client(), std::move(held), keep));
+}
+
 std::optional<lock> blocking_client::try_acquire(std::string resource,
                                                  const lock_options& options) {
   error_code ec;

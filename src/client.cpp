@@ -28,9 +28,9 @@ std::size_t client::quorum() const noexcept { return detail::quorum_of(nodes_->s
 // strand, through post) when launched: a handler is never called from inside
 // the initiating function.
 
-client::pending client::make_acquire(std::string resource, lock_options options,
+client::pending client::make_acquire(std::vector<std::string> resources, lock_options options,
                                      detail::completion<error_code, lock> done) {
-  return std::make_shared<detail::acquire_op>(nodes_, std::move(resource), std::move(options),
+  return std::make_shared<detail::acquire_op>(nodes_, std::move(resources), std::move(options),
                                               std::move(done));
 }
 

@@ -130,6 +130,20 @@ error_code validate(std::string_view resource, const lock_options& options, doub
   return {};
 }
 
+error_code validate(const std::vector<std::string>& resources, const lock_options& options,
+                    double drift_factor) {
+  if (resources.empty()) return errc::no_resources;
+  for (const auto& resource : resources) {
+    if (auto invalid = validate(resource, options, drift_factor)) return invalid;
+  }
+  std::vector<std::string_view> sorted(resources.begin(), resources.end());
+  std::sort(sorted.begin(), sorted.end());
+  if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) {
+    return errc::duplicate_resource;
+  }
+  return {};
+}
+
 error_code validate(const keep_options& options, milliseconds lock_ttl, double drift_factor) {
   const auto ttl = options.ttl.count() == 0 ? lock_ttl : options.ttl;
   if (!(options.extend_at > 0.0 && options.extend_at <= 0.9) || ttl.count() <= 0 ||

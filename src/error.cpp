@@ -72,6 +72,10 @@ class redlock_category final : public boost::system::error_category {
         return "invalid configuration: a node has an empty host, port 0 or a negative database";
       case errc::too_many_nodes:
         return "invalid configuration: more than 64 nodes";
+      case errc::no_resources:
+        return "invalid argument: the list of resources to acquire is empty";
+      case errc::duplicate_resource:
+        return "invalid argument: the list of resources names the same resource twice";
     }
     return "unknown redlock error " + std::to_string(value);
   }

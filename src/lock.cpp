@@ -5,12 +5,23 @@
 namespace redlock {
 namespace {
 const std::string nothing;
-}
+const std::vector<std::string> no_resources;
+}  // namespace
 
 lock::lock(std::shared_ptr<detail::lock_state> state, std::vector<node_outcome> nodes)
     : state_(std::move(state)), nodes_(std::move(nodes)) {}
 
-const std::string& lock::resource() const noexcept { return state_ ? state_->resource : nothing; }
+const std::string& lock::resource() const noexcept {
+  return state_ ? state_->resources.front() : nothing;
+}
+
+const std::vector<std::string>& lock::resources() const noexcept {
+  return state_ ? state_->resources : no_resources;
+}
+
+const std::string& lock::reentrant_owner() const noexcept {
+  return state_ ? state_->reentrant_owner : nothing;
+}
 
 const std::string& lock::token() const noexcept { return state_ ? state_->token : nothing; }
 

@@ -13,6 +13,7 @@
 #include <string>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 namespace redlock {
 
@@ -81,6 +82,10 @@ class blocking_client {
   lock acquire(std::string resource, const lock_options& options = {});
   /// Returns an empty lock and sets `ec` on failure.
   lock acquire(std::string resource, const lock_options& options, error_code& ec);
+  /// See client::async_acquire_all: several resources as one lock. Throws
+  /// (errc::not_acquired included), or sets `ec` and returns an empty lock.
+  lock acquire_all(std::vector<std::string> resources, const lock_options& options = {});
+  lock acquire_all(std::vector<std::string> resources, const lock_options& options, error_code& ec);
   /// Returns no lock when the resource is held by someone else
   /// (errc::not_acquired, an expected outcome); throws on any other failure.
   std::optional<lock> try_acquire(std::string resource, const lock_options& options = {});
@@ -113,6 +118,10 @@ class blocking_client {
   /// scoped_lock releases it.
   scoped_lock acquire_scoped(std::string resource, const lock_options& options = {},
                              const keep_options& keep = {});
+
+  /// acquire_scoped for several resources as one lock (see acquire_all).
+  scoped_lock acquire_all_scoped(std::vector<std::string> resources,
+                                 const lock_options& options = {}, const keep_options& keep = {});
 
   /// Runs `fn` while holding `resource`, kept extended per `keep`, and
   /// releases it on every exit path; returns what `fn` returns. `fn` takes

@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace redlock {
 
@@ -92,6 +93,27 @@ class client {
   /// The handler is never invoked from inside this function.
   template <class CompletionToken>
   auto async_acquire(std::string resource, lock_options options, CompletionToken&& token);
+
+  /// Acquires every resource in `resources` as one lock: on each node, one
+  /// script call sets all of their keys or none (none when any is held,
+  /// even in part), with the same quorum and validity rules as
+  /// async_acquire. The keys are `<prefix><resource>` holding the plain
+  /// token, so single-resource acquires (of this and other Redlock clients)
+  /// exclude and are excluded as usual. The lock is extended and released
+  /// as a whole; a release wakes the waiters of each resource.
+  ///
+  /// Handler signature, completion condition, error codes and cancellation
+  /// as async_acquire, plus the invalid-argument errors errc::no_resources
+  /// (an empty list) and errc::duplicate_resource. errc::not_acquired means
+  /// some resource of the set is held elsewhere on too many nodes; what an
+  /// attempt set is undone before the next one, as for async_acquire. While
+  /// waiting (retry_policy::wake_on_release), the release of any resource of
+  /// the set starts the next attempt.
+  ///
+  /// The handler is never invoked from inside this function.
+  template <class CompletionToken>
+  auto async_acquire_all(std::vector<std::string> resources, lock_options options,
+                         CompletionToken&& token);
 
   /// Releases `held` on all nodes with a compare-and-delete script (only a
   /// key that still holds our token is deleted), and announces the release
@@ -186,7 +208,7 @@ class client {
  private:
   friend class keeper;
   using pending = std::shared_ptr<detail::pending_operation>;
-  pending make_acquire(std::string resource, lock_options options,
+  pending make_acquire(std::vector<std::string> resources, lock_options options,
                        detail::completion<error_code, lock> done);
   pending make_release(lock held, detail::completion<error_code, std::size_t> done);
   pending make_extend(lock held, milliseconds ttl, detail::completion<error_code, lock> done);

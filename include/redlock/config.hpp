@@ -83,6 +83,15 @@ struct lock_options {
   /// ends at once, an attempt in flight is undone first; the acquire then
   /// completes with boost::asio::error::operation_aborted.
   std::stop_token stop{};
+  /// Empty (the default): a plain lock, a `SET NX PX` key holding a fresh
+  /// token, which nobody can take while it is held, its owner included.
+  /// Otherwise the lock is reentrant for this owner id (chosen by the
+  /// application: a process and thread, a job id, ...): an acquire by the
+  /// same owner id succeeds while the owner holds it, each acquisition is
+  /// released on its own, and the keys go when the last one is released.
+  /// See docs/usage.md, "Reentrant locks", for what the nodes keep and what
+  /// happens when a minority disagrees.
+  std::string reentrant_owner{};
 };
 
 /// How a keeper keeps a lock extended while work runs (auto-extension), and
@@ -172,6 +181,10 @@ std::vector<std::string> validate(const client_config& config);
 
 /// Checks one acquire's arguments; returns the errc that names the problem.
 error_code validate(std::string_view resource, const lock_options& options, double drift_factor);
+/// The same for a multi-resource acquire: also errc::no_resources and
+/// errc::duplicate_resource.
+error_code validate(const std::vector<std::string>& resources, const lock_options& options,
+                    double drift_factor);
 
 /// Checks keep options for a lock of TTL `lock_ttl`; returns
 /// errc::invalid_keep_options when one is out of range.

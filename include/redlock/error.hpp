@@ -48,6 +48,8 @@ enum class errc {
   duplicate_node,        ///< Two nodes in the configuration share host and port.
   invalid_node,          ///< A node has an empty host, port 0 or a negative database.
   too_many_nodes,        ///< More than max_nodes nodes are configured.
+  no_resources,          ///< A multi-resource acquire was given no resources.
+  duplicate_resource,    ///< A multi-resource acquire names the same resource twice.
 };
 
 /// The category of #errc. Its name is "redlock".

@@ -56,7 +56,14 @@ class lock {
   /// from a failed acquire).
   bool empty() const noexcept { return state_ == nullptr; }
 
+  /// The resource; for a multi-resource lock, the first of resources().
   const std::string& resource() const noexcept;
+  /// Every resource this acquisition holds, in the order asked for (one
+  /// for async_acquire; empty for an empty handle).
+  const std::vector<std::string>& resources() const noexcept;
+  /// The owner id of a reentrant lock (lock_options::reentrant_owner);
+  /// empty for a plain lock.
+  const std::string& reentrant_owner() const noexcept;
   /// The random value stored in Redis that proves ownership.
   const std::string& token() const noexcept;
   /// The TTL of the last successful acquire or extend.

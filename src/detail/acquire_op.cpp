@@ -25,17 +25,17 @@ acquire_rules rules_of(const lock_options& options, double drift_factor) {
 
 }  // namespace
 
-acquire_op::acquire_op(std::shared_ptr<node_set> nodes, std::string resource, lock_options options,
-                       completion<error_code, redlock::lock> done)
+acquire_op::acquire_op(std::shared_ptr<node_set> nodes, std::vector<std::string> resources,
+                       lock_options options, completion<error_code, redlock::lock> done)
     : operation(std::move(nodes), std::move(done)),
-      resource_(std::move(resource)),
-      key_(nodes_->key_for(resource_)),
+      resources_(std::move(resources)),
+      keys_(nodes_->keys_for(resources_, options.reentrant_owner)),
       options_(std::move(options)),
       fsm_(nodes_->size(), rules_of(options_, nodes_->config().drift_factor), &unit_random),
       timer_(nodes_->strand()) {}
 
 void acquire_op::run() {
-  if (auto ec = validate(resource_, options_, nodes_->config().drift_factor)) {
+  if (auto ec = validate(resources_, options_, nodes_->config().drift_factor)) {
     return finish(ec);
   }
   if (options_.stop.stop_requested()) return finish(boost::asio::error::operation_aborted);
@@ -74,9 +74,13 @@ void acquire_op::execute(acquire_fsm::action next) {
         wait_for_release();
         // Our own client released the key during the attempt, before we
         // were waiting for its hand-over.
-        if (!waiting_at_attempt_ &&
-            nodes_->wakeups().released_here_since(key_, releases_here_at_attempt_)) {
-          execute(fsm_.on_release_seen(true, clock::now()));
+        if (!waiting_at_attempt_) {
+          for (std::size_t k = 0; k < keys_.keys.size(); ++k) {
+            if (nodes_->wakeups().released_here_since(keys_.keys[k], releases_here_at_attempt_)) {
+              woken_by_ = k;
+              return execute(fsm_.on_release_seen(true, clock::now()));
+            }
+          }
         }
       }
       return;
@@ -85,8 +89,9 @@ void acquire_op::execute(acquire_fsm::action next) {
       // We leave the line holding a release nobody else heard of (our own,
       // or one announced once): the next waiter gets it.
       if (next.pass_on_wake && !nodes_->closed()) {
-        nodes_->wakeups().pass_on(key_, next.wake_here ? wakeup_hub::wake_reason::released_here
-                                                       : wakeup_hub::wake_reason::announced);
+        nodes_->wakeups().pass_on(keys_.keys[woken_by_],
+                                  next.wake_here ? wakeup_hub::wake_reason::released_here
+                                                 : wakeup_hub::wake_reason::announced);
       }
       return;
   }
@@ -95,10 +100,10 @@ void acquire_op::execute(acquire_fsm::action next) {
 void acquire_op::send_attempt(const acquire_fsm::action& next) {
   const auto attempt = fsm_.attempt();
   releases_here_at_attempt_ = nodes_->wakeups().releases_here();
-  waiting_at_attempt_ = waiter_ != 0;
+  waiting_at_attempt_ = !waiters_.empty();
   token_ = make_token();
   attempt_start_ = clock::now();
-  const auto command = acquire_command(key_, token_, options_.ttl);
+  const auto command = acquire_command(keys_, token_, options_.ttl);
   auto self = shared_from_this();
   for (std::size_t i = 0; i < nodes_->size(); ++i) {
     nodes_->node(i).send(command, [self, attempt, i](error_code ec, const reply& r) {
@@ -117,7 +122,7 @@ void acquire_op::send_attempt(const acquire_fsm::action& next) {
 
 void acquire_op::undo(undo_plan plan) {
   auto self = shared_from_this();
-  std::make_shared<undo_op>(nodes_, key_, token_, std::move(plan),
+  std::make_shared<undo_op>(nodes_, keys_, token_, std::move(plan),
                             effective_request_timeout(options_), attempt_start_ + options_.ttl,
                             [self] {
                               if (self->completed()) return;
@@ -137,22 +142,26 @@ void acquire_op::arm_timer(clock::time_point at, std::uint64_t timer_id) {
 }
 
 void acquire_op::wait_for_release() {
-  if (waiter_ != 0) return;
+  if (!waiters_.empty()) return;
   if (ticket_ == 0) ticket_ = nodes_->wakeups().take_ticket();
-  waiter_ = nodes_->wakeups().wait(
-      key_, ticket_, [self = shared_from_this()](wakeup_hub::wake_reason why) {
-        self->waiter_ = 0;
-        if (self->completed()) return;
-        // Stay in line across the next attempt, so a release during it is
-        // not missed.
-        self->wait_for_release();
-        self->execute(self->fsm_.on_release_seen(why == wakeup_hub::wake_reason::released_here,
-                                                 clock::now()));
-      });
+  // A release of any of our keys may make the whole set free.
+  for (std::size_t k = 0; k < keys_.keys.size(); ++k) {
+    waiters_.push_back(nodes_->wakeups().wait(
+        keys_.keys[k], ticket_, [self = shared_from_this(), k](wakeup_hub::wake_reason why) {
+          self->stop_waiting();  // the other keys' places (this one is gone)
+          if (self->completed()) return;
+          self->woken_by_ = k;
+          // Stay in line across the next attempt, so a release during it is
+          // not missed.
+          self->wait_for_release();
+          self->execute(self->fsm_.on_release_seen(why == wakeup_hub::wake_reason::released_here,
+                                                   clock::now()));
+        }));
+  }
 }
 
 void acquire_op::stop_waiting() {
-  if (waiter_ != 0) nodes_->wakeups().cancel(std::exchange(waiter_, 0));
+  for (auto id : std::exchange(waiters_, {})) nodes_->wakeups().cancel(id);
 }
 
 void acquire_op::finish(error_code ec) {
@@ -171,8 +180,9 @@ void acquire_op::finish(error_code ec) {
       held_elsewhere |= std::uint64_t{1} << i;
     }
   }
-  granted_ = std::make_shared<lock_state>(nodes_->serial(), std::move(resource_), std::move(token_),
-                                          options_.ttl, round.validity_deadline(), held_elsewhere);
+  granted_ = std::make_shared<lock_state>(nodes_->serial(), std::move(resources_), keys_.owner,
+                                          std::move(token_), options_.ttl,
+                                          round.validity_deadline(), held_elsewhere);
   complete({}, lock_access::make(granted_, round.outcomes()));
   if (broken_on_purpose().settle_twice) {
     token_ = granted_->token;

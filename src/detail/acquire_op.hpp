@@ -12,13 +12,15 @@
 #include <optional>
 #include <stop_token>
 #include <string>
+#include <vector>
 
 namespace redlock::detail {
 
 class acquire_op final : public operation<acquire_op, error_code, redlock::lock> {
  public:
-  acquire_op(std::shared_ptr<node_set> nodes, std::string resource, lock_options options,
-             completion<error_code, redlock::lock> done);
+  /// One resource, or several taken together (all or none on each node).
+  acquire_op(std::shared_ptr<node_set> nodes, std::vector<std::string> resources,
+             lock_options options, completion<error_code, redlock::lock> done);
   void abort() override;
 
  private:
@@ -37,14 +39,16 @@ class acquire_op final : public operation<acquire_op, error_code, redlock::lock>
   void stop_waiting();
   void finish(error_code ec);
 
-  std::string resource_;
-  std::string key_;
+  std::vector<std::string> resources_;
+  held_keys keys_;
   lock_options options_;
   acquire_fsm fsm_;
   timer timer_;
   std::string token_;
   clock::time_point attempt_start_{};
-  std::uint64_t waiter_ = 0;  ///< Registration with the wakeup hub, 0 if none.
+  /// Registrations with the wakeup hub, one per key; empty if not waiting.
+  std::vector<wakeup_hub::waiter_id> waiters_;
+  std::size_t woken_by_ = 0;  ///< The key whose release woke us last.
   std::uint64_t ticket_ = 0;  ///< Place in the hub's line, kept from the first wait on.
   std::uint64_t releases_here_at_attempt_ = 0;  ///< The hub's count when the attempt began.
   bool waiting_at_attempt_ = false;             ///< Registered when the attempt began.

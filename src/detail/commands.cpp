@@ -19,28 +19,98 @@ struct decimal {
 
 }  // namespace
 
-std::string_view release_script() {
-  return "if redis.call('get', KEYS[1]) == ARGV[1] then\n"
-         "  redis.call('del', KEYS[1])\n"
-         // pcall: a user without channel permission still releases.
-         "  if ARGV[2] ~= '' then redis.pcall('publish', ARGV[2], ARGV[3]) end\n"
-         "  return 1\n"
+std::string_view acquire_all_script() {
+  // Checked first, set after: all keys or none (a script runs atomically).
+  return "for i = 1, #KEYS do\n"
+         "  if redis.call('exists', KEYS[i]) == 1 then return false end\n"
          "end\n"
-         "return 0\n";
+         "for i = 1, #KEYS do\n"
+         "  redis.call('set', KEYS[i], ARGV[1], 'px', ARGV[2])\n"
+         "end\n"
+         "return redis.status_reply('OK')\n";
+}
+
+std::string_view reentrant_acquire_script() {
+  return "for i = 1, #KEYS do\n"
+         "  local kind = redis.call('type', KEYS[i]).ok\n"
+         "  if kind ~= 'none' and (kind ~= 'hash' or\n"
+         "      redis.call('hget', KEYS[i], 'owner') ~= ARGV[3]) then\n"
+         "    return false\n"
+         "  end\n"
+         "end\n"
+         "for i = 1, #KEYS do\n"
+         "  redis.call('hset', KEYS[i], 'owner', ARGV[3], ARGV[1], '1')\n"
+         // Never shorten: the owner's earlier acquisitions trust their expiry.
+         "  if redis.call('pttl', KEYS[i]) < tonumber(ARGV[2]) then\n"
+         "    redis.call('pexpire', KEYS[i], ARGV[2])\n"
+         "  end\n"
+         "end\n"
+         "return redis.status_reply('OK')\n";
 }
 
 std::string_view extend_script() {
-  return "if redis.call('get', KEYS[1]) == ARGV[1] then\n"
-         // Never shorten: a handle may still trust the expiry set before.
-         "  if redis.call('pttl', KEYS[1]) < tonumber(ARGV[2]) then\n"
-         "    redis.call('pexpire', KEYS[1], ARGV[2])\n"
-         "  end\n"
-         "  return 1\n"
+  // pcall: a key of another type (a reentrant lock's hash) is simply not ours.
+  return "for i = 1, #KEYS do\n"
+         "  if redis.pcall('get', KEYS[i]) ~= ARGV[1] then return 0 end\n"
          "end\n"
-         "return 0\n";
+         "for i = 1, #KEYS do\n"
+         // Never shorten: a handle may still trust the expiry set before.
+         "  if redis.call('pttl', KEYS[i]) < tonumber(ARGV[2]) then\n"
+         "    redis.call('pexpire', KEYS[i], ARGV[2])\n"
+         "  end\n"
+         "end\n"
+         "return 1\n";
 }
 
-std::string format_command(std::initializer_list<std::string_view> args) {
+std::string_view reentrant_extend_script() {
+  return "for i = 1, #KEYS do\n"
+         "  if redis.call('type', KEYS[i]).ok ~= 'hash' or\n"
+         "      redis.call('hget', KEYS[i], 'owner') ~= ARGV[3] or\n"
+         "      redis.call('hexists', KEYS[i], ARGV[1]) == 0 then\n"
+         "    return 0\n"
+         "  end\n"
+         "end\n"
+         "for i = 1, #KEYS do\n"
+         "  if redis.call('pttl', KEYS[i]) < tonumber(ARGV[2]) then\n"
+         "    redis.call('pexpire', KEYS[i], ARGV[2])\n"
+         "  end\n"
+         "end\n"
+         "return 1\n";
+}
+
+std::string_view release_script() {
+  return "local all = 1\n"
+         "for i = 1, #KEYS do\n"
+         "  if redis.pcall('get', KEYS[i]) == ARGV[1] then\n"
+         "    redis.call('del', KEYS[i])\n"
+         // pcall: a user without channel permission still releases.
+         "    if ARGV[2] ~= '' then redis.pcall('publish', ARGV[2 + i], ARGV[2]) end\n"
+         "  else\n"
+         "    all = 0\n"
+         "  end\n"
+         "end\n"
+         "return all\n";
+}
+
+std::string_view reentrant_release_script() {
+  return "local all = 1\n"
+         "for i = 1, #KEYS do\n"
+         "  if redis.call('type', KEYS[i]).ok == 'hash' and\n"
+         "      redis.call('hget', KEYS[i], 'owner') == ARGV[3] and\n"
+         "      redis.call('hdel', KEYS[i], ARGV[1]) == 1 then\n"
+         // Only the owner field left: the last hold is gone.
+         "    if redis.call('hlen', KEYS[i]) <= 1 then\n"
+         "      redis.call('del', KEYS[i])\n"
+         "      if ARGV[2] ~= '' then redis.pcall('publish', ARGV[3 + i], ARGV[2]) end\n"
+         "    end\n"
+         "  else\n"
+         "    all = 0\n"
+         "  end\n"
+         "end\n"
+         "return all\n";
+}
+
+std::string format_command(std::span<const std::string_view> args) {
   // RESP: *<argc>\r\n then $<length>\r\n<bytes>\r\n per argument. Sized
   // first, so the command is one allocation (this is on every lock's path).
   const decimal argc(static_cast<long long>(args.size()));
@@ -58,15 +128,49 @@ std::string format_command(std::initializer_list<std::string_view> args) {
   return command;
 }
 
-std::string acquire_command(std::string_view key, std::string_view token,
-                            std::chrono::milliseconds ttl) {
-  const decimal ms(ttl.count());
-  return format_command({"SET", key, token, "NX", "PX", ms.view()});
+std::string format_command(std::initializer_list<std::string_view> args) {
+  return format_command(std::span<const std::string_view>(args.begin(), args.size()));
 }
 
-std::string release_command(std::string_view key, std::string_view token, std::string_view channel,
+namespace {
+
+// EVAL <script> <numkeys> <keys...> <token> <then...>: the shape of every
+// script call; `channels` (one per key) go last when given.
+std::string script_command(std::string_view script, const held_keys& held, std::string_view token,
+                           std::initializer_list<std::string_view> then,
+                           const std::vector<std::string>* channels = nullptr) {
+  const decimal numkeys(static_cast<long long>(held.keys.size()));
+  std::vector<std::string_view> args;
+  args.reserve(4 + 2 * held.keys.size() + then.size());
+  args.insert(args.end(), {"EVAL", script, numkeys.view()});
+  args.insert(args.end(), held.keys.begin(), held.keys.end());
+  args.push_back(token);
+  args.insert(args.end(), then.begin(), then.end());
+  if (!held.owner.empty()) args.push_back(held.owner);
+  if (channels) args.insert(args.end(), channels->begin(), channels->end());
+  return format_command(args);
+}
+
+}  // namespace
+
+std::string acquire_command(const held_keys& held, std::string_view token,
+                            std::chrono::milliseconds ttl) {
+  const decimal ms(ttl.count());
+  if (held.plain_single()) {
+    return format_command({"SET", held.keys.front(), token, "NX", "PX", ms.view()});
+  }
+  return script_command(held.owner.empty() ? acquire_all_script() : reentrant_acquire_script(),
+                        held, token, {ms.view()});
+}
+
+std::string release_command(const held_keys& held, std::string_view token,
                             std::string_view releaser) {
-  return format_command({"EVAL", release_script(), "1", key, token, channel, releaser});
+  const auto script = held.owner.empty() ? release_script() : reentrant_release_script();
+  if (releaser.empty()) return script_command(script, held, token, {releaser});
+  std::vector<std::string> channels;
+  channels.reserve(held.keys.size());
+  for (const auto& key : held.keys) channels.push_back(release_channel(key));
+  return script_command(script, held, token, {releaser}, &channels);
 }
 
 std::string release_channel(std::string_view key) {
@@ -77,10 +181,11 @@ std::string release_channel(std::string_view key) {
   return channel;
 }
 
-std::string extend_command(std::string_view key, std::string_view token,
+std::string extend_command(const held_keys& held, std::string_view token,
                            std::chrono::milliseconds ttl) {
   const decimal ms(ttl.count());
-  return format_command({"EVAL", extend_script(), "1", key, token, ms.view()});
+  return script_command(held.owner.empty() ? extend_script() : reentrant_extend_script(), held,
+                        token, {ms.view()});
 }
 
 std::string auth_command(std::string_view username, std::string_view password) {

@@ -4,38 +4,70 @@
 
 #include <chrono>
 #include <initializer_list>
+#include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace redlock::detail {
 
-/// Deletes KEYS[1] only while it holds ARGV[1] (our token) and then, if
-/// ARGV[2] is not empty, publishes ARGV[3] (the releasing client's id) on
-/// channel ARGV[2] to wake waiters; returns 1 or 0.
-std::string_view release_script();
-/// While KEYS[1] holds ARGV[1], makes it expire in ARGV[2] ms unless it
-/// already expires later (an extend never shortens a lock); returns 1 or 0.
+/// What one acquisition holds on each node.
+struct held_keys {
+  /// `<prefix><resource>`, one per resource, in the caller's order.
+  std::vector<std::string> keys;
+  /// Empty: each key is a string holding the acquisition's token (what every
+  /// Redlock client writes). Otherwise the lock is reentrant: each key is a
+  /// hash with field `owner` = this value and one field per acquisition
+  /// token that holds it, so the hold count is the number of token fields.
+  std::string owner;
+
+  bool plain_single() const noexcept { return keys.size() == 1 && owner.empty(); }
+};
+
+// Scripts (KEYS are the held keys; ARGV[1] is the acquisition token):
+/// All keys absent: sets each to the token with PX ARGV[2] and answers OK;
+/// any key present: sets none and answers nil (like SET NX).
+std::string_view acquire_all_script();
+/// Every key absent or a hash owned by ARGV[3]: adds the token field to each
+/// (creating it), extends any that expires sooner than ARGV[2] ms, answers
+/// OK; otherwise changes nothing and answers nil.
+std::string_view reentrant_acquire_script();
+/// Every key holds our token: each is made to expire in ARGV[2] ms unless it
+/// already expires later (an extend never shortens a lock); returns 1. Any
+/// key not ours: changes nothing, returns 0. The reentrant form checks the
+/// owner (ARGV[3]) and the token field.
 std::string_view extend_script();
+std::string_view reentrant_extend_script();
+/// Deletes each key that still holds our token (reentrant: removes our token
+/// field, and the key with its last one) and, if ARGV[2] (the releasing
+/// client's id) is not empty, publishes it on that key's channel (ARGV[2+i],
+/// reentrant ARGV[3+i]) to wake waiters. Returns 1 when every key held our
+/// token, else 0.
+std::string_view release_script();
+std::string_view reentrant_release_script();
 
 /// RESP encoding of one command (formatted by hiredis).
+std::string format_command(std::span<const std::string_view> args);
 std::string format_command(std::initializer_list<std::string_view> args);
 
-/// SET key token NX PX ttl: OK when set, nil when the key exists.
-std::string acquire_command(std::string_view key, std::string_view token,
+/// SET key token NX PX ttl for a plain single key; one script call for
+/// several keys or a reentrant lock. Either way OK when the acquisition
+/// holds every key, nil when some key is held by another owner.
+std::string acquire_command(const held_keys& held, std::string_view token,
                             std::chrono::milliseconds ttl);
 // Scripts go out as EVAL, never EVALSHA: a NOSCRIPT answer (a node whose
 // script cache was flushed) would need a second command at the back of the
 // pipeline, after commands that must run behind the script. EVAL costs the
 // node no measurable time more (it hashes the body to find its cache entry).
 
-/// `channel` empty: release without waking anyone (undoing a failed attempt).
-/// `releaser`: the message published, so a client can tell its own releases
-/// (which it hands over to its waiters at once) from others'.
-std::string release_command(std::string_view key, std::string_view token, std::string_view channel,
+/// `releaser` empty: release without waking anyone (undoing a failed
+/// attempt). Otherwise the message published, so a client can tell its own
+/// releases (which it hands over to its waiters at once) from others'.
+std::string release_command(const held_keys& held, std::string_view token,
                             std::string_view releaser);
 /// The pub/sub channel on which the release of `key` is announced.
 std::string release_channel(std::string_view key);
-std::string extend_command(std::string_view key, std::string_view token,
+std::string extend_command(const held_keys& held, std::string_view token,
                            std::chrono::milliseconds ttl);
 
 /// Connection set-up.

@@ -38,7 +38,7 @@ void extend_op::run() {
   if (state->released.load()) return finish(errc::lock_released);
   lock_options options;
   options.ttl = ttl_;
-  if (auto invalid = validate(state->resource, options, nodes_->config().drift_factor)) {
+  if (auto invalid = validate(state->resources, options, nodes_->config().drift_factor)) {
     return finish(invalid);
   }
   const auto start = clock::now();
@@ -50,7 +50,8 @@ void extend_op::run() {
   round_.emplace(nodes_->size(), extend_rules(ttl_, nodes_->config().drift_factor, deadline));
   round_->start(start);
   auto self = shared_from_this();
-  const auto command = extend_command(nodes_->key_for(state->resource), state->token, ttl_);
+  const auto command = extend_command(nodes_->keys_for(state->resources, state->reentrant_owner),
+                                      state->token, ttl_);
   for (std::size_t i = 0; i < nodes_->size(); ++i) {
     nodes_->node(i).send(command, [self, i](error_code ec, const reply& r) {
       if (self->completed()) return;

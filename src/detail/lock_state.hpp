@@ -26,18 +26,20 @@ class lock_watcher {
 
 /// Written on the client's strand, read from any thread.
 struct lock_state {
-  lock_state(std::uint64_t client, std::string resource, std::string token,
-             std::chrono::milliseconds ttl, clock::time_point deadline,
+  lock_state(std::uint64_t client, std::vector<std::string> resources, std::string owner,
+             std::string token, std::chrono::milliseconds ttl, clock::time_point deadline,
              std::uint64_t held_elsewhere_at_acquire)
       : client(client),
-        resource(std::move(resource)),
+        resources(std::move(resources)),
+        reentrant_owner(std::move(owner)),
         token(std::move(token)),
         held_elsewhere_at_acquire(held_elsewhere_at_acquire),
         ttl_ms(ttl.count()),
         deadline_ns(deadline.time_since_epoch().count()) {}
 
-  const std::uint64_t client;  ///< node_set::serial() of the client that acquired it.
-  const std::string resource;
+  const std::uint64_t client;                ///< node_set::serial() of the client that acquired it.
+  const std::vector<std::string> resources;  ///< Never empty.
+  const std::string reentrant_owner;         ///< Empty for a plain lock.
   const std::string token;
   /// Bit i: another owner's key refused our SET on node i, so our key was
   /// never there (an extend cannot count that node as a possible holder).

@@ -86,6 +86,14 @@ std::string node_set::key_for(std::string_view resource) const {
   return key;
 }
 
+held_keys node_set::keys_for(const std::vector<std::string>& resources, std::string owner) const {
+  held_keys held;
+  held.keys.reserve(resources.size());
+  for (const auto& resource : resources) held.keys.push_back(key_for(resource));
+  held.owner = std::move(owner);
+  return held;
+}
+
 void node_set::cork() noexcept {
   for (auto& c : connections_) c->cork();
 }

@@ -3,6 +3,7 @@
 // (so that closing the client can end them).
 #pragma once
 
+#include "detail/commands.hpp"
 #include "detail/connection.hpp"
 #include "detail/keep_schedule.hpp"
 #include "detail/timer.hpp"
@@ -53,6 +54,8 @@ class node_set {
   wakeup_hub& wakeups() noexcept { return wakeups_; }
   keep_schedule& keepers() noexcept { return keepers_; }
   std::string key_for(std::string_view resource) const;
+  /// The keys an acquisition of `resources` holds (see held_keys).
+  held_keys keys_for(const std::vector<std::string>& resources, std::string owner) const;
   /// Random per client: the payload of its release announcements.
   const std::string& id() const noexcept { return id_; }
   /// Unique in the process: which client a lock handle belongs to.

@@ -21,10 +21,10 @@ void release_op::run() {
   // nothing: the first one's deletes are queued, and nobody is woken twice.
   if (!state->begin_release()) return finish({});
 
-  const auto key = nodes_->key_for(state->resource);
+  const auto keys = nodes_->keys_for(state->resources, state->reentrant_owner);
   // One copy of the command for every node, kept for resends too.
-  const auto command = std::make_shared<const std::string>(
-      release_command(key, state->token, release_channel(key), nodes_->id()));
+  const auto command =
+      std::make_shared<const std::string>(release_command(keys, state->token, nodes_->id()));
   const auto now = clock::now();
   // The key lives at most this long: past it, a delete has nothing to do.
   const auto retry_until = std::max(now, state->deadline()) + held_.ttl();
@@ -38,7 +38,7 @@ void release_op::run() {
       nodes_->node(i).send(
           command, [self](error_code ec, const reply& r) { self->on_reply(ec, r); }, retry_until);
     }
-    nodes_->wakeups().released_here(key);
+    for (const auto& key : keys.keys) nodes_->wakeups().released_here(key);
   }
   lock_options timing;
   timing.ttl = held_.ttl();

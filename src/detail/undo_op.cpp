@@ -4,11 +4,11 @@
 
 namespace redlock::detail {
 
-undo_op::undo_op(std::shared_ptr<node_set> nodes, std::string_view key, std::string_view token,
+undo_op::undo_op(std::shared_ptr<node_set> nodes, const held_keys& keys, std::string_view token,
                  undo_plan plan, clock::duration timeout, clock::time_point retry_until,
                  unique_function<void()> done)
     : nodes_(std::move(nodes)),
-      command_(std::make_shared<const std::string>(release_command(key, token, {}, nodes_->id()))),
+      command_(std::make_shared<const std::string>(release_command(keys, token, {}))),
       plan_(std::move(plan)),
       timeout_(timeout),
       retry_until_(retry_until),

@@ -19,7 +19,7 @@ class undo_op final : public std::enable_shared_from_this<undo_op> {
   /// `retry_until`: after it the SET has expired anyway, so a delete that
   /// could not be delivered (node down, connection dropped) is retried on
   /// the node's next connection only until then.
-  undo_op(std::shared_ptr<node_set> nodes, std::string_view key, std::string_view token,
+  undo_op(std::shared_ptr<node_set> nodes, const held_keys& keys, std::string_view token,
           undo_plan plan, clock::duration timeout, clock::time_point retry_until,
           unique_function<void()> done);
   void run();

@@ -12,15 +12,19 @@
 using namespace std::chrono_literals;
 using namespace redlock::detail;
 
+namespace {
+held_keys plain(std::string key) { return {{std::move(key)}, ""}; }
+}  // namespace
+
 TEST_CASE("acquire is SET key token NX PX ttl in RESP", "[unit][commands]") {
   CHECK(
-      acquire_command("locks:job", "abc", 10000ms) ==
+      acquire_command(plain("locks:job"), "abc", 10000ms) ==
       "*6\r\n$3\r\nSET\r\n$9\r\nlocks:job\r\n$3\r\nabc\r\n$2\r\nNX\r\n$2\r\nPX\r\n$5\r\n10000\r\n");
 }
 
 TEST_CASE("binary-safe arguments keep their length", "[unit][commands]") {
   const std::string key("a\0b", 3);
-  CHECK(acquire_command(key, "t", 1ms) ==
+  CHECK(acquire_command(plain(key), "t", 1ms) ==
         std::string(
             "*6\r\n$3\r\nSET\r\n$3\r\na\0b\r\n$1\r\nt\r\n$2\r\nNX\r\n$2\r\nPX\r\n$1\r\n1\r\n", 52));
 }
@@ -29,22 +33,46 @@ TEST_CASE("release and extend always go out as EVAL, never EVALSHA", "[unit][com
   // EVALSHA could be answered NOSCRIPT after a SCRIPT FLUSH, and its EVAL
   // fallback would run behind commands sent after it.
   const std::string body(release_script());
-  CHECK(release_command("k", "t", "c", "me") ==
+  CHECK(release_command(plain("k"), "t", "me") ==
         "*7\r\n$4\r\nEVAL\r\n$" + std::to_string(body.size()) + "\r\n" + body +
-            "\r\n$1\r\n1\r\n$1\r\nk\r\n$1\r\nt\r\n$1\r\nc\r\n$2\r\nme\r\n");
-  // An empty channel: release without announcing it.
-  CHECK(release_command("k", "t", "", "me").ends_with("$1\r\nt\r\n$0\r\n\r\n$2\r\nme\r\n"));
+            "\r\n$1\r\n1\r\n$1\r\nk\r\n$1\r\nt\r\n$2\r\nme\r\n$18\r\nredlock:released:k\r\n");
+  // No releaser: release without announcing it (and no channels).
+  CHECK(release_command(plain("k"), "t", "").ends_with("$1\r\nt\r\n$0\r\n\r\n"));
 
-  const auto extend = extend_command("k", "t", 2500ms);
+  const auto extend = extend_command(plain("k"), "t", 2500ms);
   CHECK(extend.starts_with("*6\r\n$4\r\nEVAL\r\n"));
   CHECK(extend.find(std::string(extend_script())) != std::string::npos);
   CHECK(extend.ends_with("$4\r\n2500\r\n"));
 }
 
-TEST_CASE("the extend script never shortens a key", "[unit][commands]") {
-  const std::string body(extend_script());
-  CHECK(body.find("pttl") != std::string::npos);
-  CHECK(body.find("pttl") < body.find("pexpire"));
+TEST_CASE("several keys or a reentrant owner take one script call", "[unit][commands]") {
+  const held_keys both{{"a", "b"}, ""};
+  const auto acquire = acquire_command(both, "t", 100ms);
+  CHECK(acquire.starts_with("*7\r\n$4\r\nEVAL\r\n"));
+  CHECK(acquire.find(std::string(acquire_all_script())) != std::string::npos);
+  CHECK(acquire.ends_with("$1\r\n2\r\n$1\r\na\r\n$1\r\nb\r\n$1\r\nt\r\n$3\r\n100\r\n"));
+
+  // Channels follow the releaser, one per key, in key order.
+  CHECK(release_command(both, "t", "me")
+            .ends_with("$1\r\nt\r\n$2\r\nme\r\n$18\r\nredlock:released:a\r\n"
+                       "$18\r\nredlock:released:b\r\n"));
+
+  const held_keys reentrant{{"a"}, "owner-1"};
+  const auto again = acquire_command(reentrant, "t", 100ms);
+  CHECK(again.find(std::string(reentrant_acquire_script())) != std::string::npos);
+  CHECK(again.ends_with("$1\r\nt\r\n$3\r\n100\r\n$7\r\nowner-1\r\n"));
+  CHECK(release_command(reentrant, "t", "me")
+            .ends_with("$2\r\nme\r\n$7\r\nowner-1\r\n$18\r\nredlock:released:a\r\n"));
+  CHECK(extend_command(reentrant, "t", 5ms).find(std::string(reentrant_extend_script())) !=
+        std::string::npos);
+}
+
+TEST_CASE("the extend scripts never shorten a key", "[unit][commands]") {
+  for (const std::string_view body :
+       {extend_script(), reentrant_extend_script(), reentrant_acquire_script()}) {
+    CHECK(body.find("pttl") != std::string::npos);
+    CHECK(body.find("pttl") < body.find("pexpire"));
+  }
 }
 
 TEST_CASE("releases are announced on a channel named after the key", "[unit][commands]") {

@@ -12,12 +12,27 @@ auto client::async_acquire(std::string resource, lock_options options, Completio
         // The slot is read before the handler moves into the operation.
         auto slot = detail::cancellation_slot_of(handler);
         auto op =
-            make_acquire(std::move(resource), std::move(options),
+            make_acquire({std::move(resource)}, std::move(options),
                          detail::make_completion<error_code, lock>(std::move(handler), executor_));
         detail::bind_cancellation(slot, op);
         op->launch();
       },
       token, std::move(resource), std::move(options));
+}
+
+template <class CompletionToken>
+auto client::async_acquire_all(std::vector<std::string> resources, lock_options options,
+                               CompletionToken&& token) {
+  return boost::asio::async_initiate<CompletionToken, void(error_code, lock)>(
+      [this](auto handler, std::vector<std::string> resources, lock_options options) {
+        auto slot = detail::cancellation_slot_of(handler);
+        auto op =
+            make_acquire(std::move(resources), std::move(options),
+                         detail::make_completion<error_code, lock>(std::move(handler), executor_));
+        detail::bind_cancellation(slot, op);
+        op->launch();
+      },
+      token, std::move(resources), std::move(options));
 }
 
 template <class CompletionToken>

@@ -1,0 +1,264 @@
+// Several resources as one lock (async_acquire_all): all keys or none on
+// each node, quorum and validity as for one, extended and released together,
+// and exclusion against single-resource locks and overlapping sets.
+#include "test_env.hpp"
+
+#include <map>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+using namespace redlock::itest;
+using redlock::errc;
+using redlock::error_code;
+
+namespace redlock::itest {
+namespace {
+
+lock_result acquire_all(boost::asio::io_context& io, client& locks,
+                        std::vector<std::string> resources, const lock_options& options) {
+  auto [ec, held] = run_op<error_code, lock>(io, [&](auto done) {
+    locks.async_acquire_all(std::move(resources), options, std::move(done));
+  });
+  return {ec, std::move(held)};
+}
+
+}  // namespace
+}  // namespace redlock::itest
+
+TEST_CASE("acquire_all sets every key with one token on every node; release removes them all",
+          "[integration][multi]") {
+  env e;
+  redlock::client locks(e.io.get_executor(), e.config);
+  auto got = acquire_all(e.io, locks, {"stock:1", "stock:2", "stock:3"}, once(5s));
+  INFO(describe_nodes(got.held));
+  REQUIRE_FALSE(got.ec);
+  CHECK(got.held.resources() == std::vector<std::string>{"stock:1", "stock:2", "stock:3"});
+  CHECK(got.held.resource() == "stock:1");
+  CHECK(got.held.reentrant_owner().empty());
+  CHECK(count_nodes(got.held, status::acquired) >= 3);
+  for (const auto* r : {"stock:1", "stock:2", "stock:3"}) {
+    CHECK(e.key_everywhere(e.key(r), got.held.token()));
+  }
+  // Each is a plain key: another client's SET NX of any one is refused.
+  CHECK_FALSE(foreign_set_nx(*e.admin[0], e.key("stock:2"), "other"));
+
+  const auto released = release(e.io, locks, got.held);
+  CHECK_FALSE(released.ec);
+  CHECK(released.removed >= 3);
+  for (const auto* r : {"stock:1", "stock:2", "stock:3"}) CHECK(e.key_nowhere(e.key(r)));
+}
+
+TEST_CASE("a set held in part is refused and nothing of it stays set", "[integration][multi]") {
+  env e;
+  redlock::client locks(e.io.get_executor(), e.config);
+  redlock::client other(e.io.get_executor(), e.config);
+
+  // Another of our clients holds b alone.
+  auto b = acquire(e.io, other, "b", once());
+  REQUIRE_FALSE(b.ec);
+  REQUIRE(e.key_everywhere(e.key("b"), b.held.token()));
+
+  auto got = acquire_all(e.io, locks, {"a", "b", "c"}, once());
+  INFO(describe_nodes(got.held));
+  CHECK(got.ec == errc::not_acquired);
+  CHECK(got.held.empty());
+  CHECK(count_nodes(got.held, status::held_elsewhere) >= 3);  // decided at 3 refusals
+  // All or none on each node: the script set neither a nor c anywhere.
+  for (const auto& a : e.admin) {
+    CHECK_FALSE(a->exists(e.key("a")));
+    CHECK_FALSE(a->exists(e.key("c")));
+  }
+
+  // The other way round: a single-resource acquire of a key inside a held set.
+  REQUIRE_FALSE(release(e.io, other, b.held).ec);
+  auto set = acquire_all(e.io, locks, {"a", "b", "c"}, once());
+  REQUIRE_FALSE(set.ec);
+  CHECK(acquire(e.io, other, "c", once()).ec == errc::not_acquired);
+  // An overlapping set is refused too.
+  CHECK(acquire_all(e.io, other, {"c", "d"}, once()).ec == errc::not_acquired);
+  CHECK_FALSE(e.admin[0]->exists(e.key("d")));
+  CHECK(e.release_everywhere(locks, set.held).removed >= 3);
+}
+
+TEST_CASE("a set held on a minority is acquired on the rest; one held on a majority is undone",
+          "[integration][multi]") {
+  env e;
+  redlock::client locks(e.io.get_executor(), e.config);
+
+  SECTION("minority") {
+    for (std::size_t i : {0, 1}) REQUIRE(foreign_set_nx(*e.admin[i], e.key("y"), "other"));
+    auto got = acquire_all(e.io, locks, {"x", "y"}, once());
+    INFO(describe_nodes(got.held));
+    REQUIRE_FALSE(got.ec);
+    CHECK(got.held.nodes()[0].state == status::held_elsewhere);
+    CHECK(got.held.nodes()[1].state == status::held_elsewhere);
+    for (std::size_t i = 0; i < 5; ++i) {
+      INFO("node " << i);
+      // Where y was taken, x was not set either.
+      if (i < 2) {
+        CHECK_FALSE(e.admin[i]->exists(e.key("x")));
+        CHECK(e.admin[i]->get(e.key("y")) == "other");
+      } else {
+        CHECK(poll_until(e.io, [&] { return e.admin[i]->get(e.key("x")) == got.held.token(); }));
+        CHECK(e.admin[i]->get(e.key("y")) == got.held.token());
+      }
+    }
+    const auto released = release(e.io, locks, got.held);
+    CHECK_FALSE(released.ec);
+    CHECK(released.removed == 3);
+  }
+  SECTION("majority") {
+    for (std::size_t i : {0, 1, 2}) REQUIRE(foreign_set_nx(*e.admin[i], e.key("y"), "other"));
+    auto got = acquire_all(e.io, locks, {"x", "y"}, once());
+    INFO(describe_nodes(got.held));
+    CHECK(got.ec == errc::not_acquired);
+    // The two nodes that granted had both keys set; the undo removed them.
+    CHECK(e.key_nowhere(e.key("x")));
+    for (std::size_t i : {3, 4}) {
+      CHECK(poll_until(e.io, [&] { return !e.admin[i]->exists(e.key("y")); }));
+    }
+    for (std::size_t i : {0, 1, 2}) CHECK(e.admin[i]->get(e.key("y")) == "other");
+  }
+}
+
+TEST_CASE("extend moves every key of a set; one key lost on a majority loses the lock",
+          "[integration][multi]") {
+  env e;
+  redlock::client locks(e.io.get_executor(), e.config);
+  auto got = acquire_all(e.io, locks, {"p", "q"}, once(2s));
+  REQUIRE_FALSE(got.ec);
+  for (const auto* r : {"p", "q"}) REQUIRE(e.key_everywhere(e.key(r), got.held.token()));
+
+  auto extended = extend(e.io, locks, got.held, 30s);
+  REQUIRE_FALSE(extended.ec);
+  for (std::size_t i = 0; i < 5; ++i) {
+    INFO("node " << i);
+    for (const auto* r : {"p", "q"}) {
+      CHECK(poll_until(e.io, [&] { return e.admin[i]->pttl(e.key(r)) > 20000; }));
+    }
+  }
+
+  // q vanishes from three nodes (expired, evicted, flushed): the set is no
+  // longer held there, whatever p says.
+  for (std::size_t i : {0, 1, 2}) e.admin[i]->command({"DEL", e.key("q")});
+  auto again = extend(e.io, locks, got.held, 30s);
+  INFO(describe_nodes(again.held));
+  CHECK(again.ec == errc::lock_lost);
+  CHECK_FALSE(got.held.valid());
+  // Refused as a whole: p was not extended where q was missing either.
+  const auto released = release(e.io, locks, got.held);
+  CHECK(released.ec == errc::lock_lost);
+  CHECK(e.key_nowhere(e.key("p")));
+  CHECK(e.key_nowhere(e.key("q")));
+}
+
+TEST_CASE("acquire_all rejects bad lists without touching the nodes", "[integration][multi]") {
+  env e;
+  redlock::client locks(e.io.get_executor(), e.config);
+  CHECK(acquire_all(e.io, locks, {}, once()).ec == errc::no_resources);
+  CHECK(acquire_all(e.io, locks, {"a", "b", "a"}, once()).ec == errc::duplicate_resource);
+  CHECK(acquire_all(e.io, locks, {"a", ""}, once()).ec == errc::empty_resource);
+  CHECK(redlock::is_invalid_argument(make_error_code(errc::duplicate_resource)));
+  for (const auto& a : e.admin) CHECK(a->keys(e.config.key_prefix + "*").empty());
+}
+
+TEST_CASE("a wait for a set is woken by the release of any resource in it",
+          "[integration][multi]") {
+  env e;
+  redlock::client holder(e.io.get_executor(), e.config);
+  redlock::client waiter(e.io.get_executor(), e.config);
+  warm_up(e.io, holder);
+  warm_up(e.io, waiter);
+
+  auto held = acquire(e.io, holder, "second", once());
+  REQUIRE_FALSE(held.ec);
+
+  // Without a wake-up the next attempt would come 10 s after the first.
+  auto options = waiting(10s);
+  auto waited = std::make_shared<std::optional<lock_result>>();
+  waiter.async_acquire_all({"first", "second", "third"}, options,
+                           [waited](error_code ec, redlock::lock l) {
+                             waited->emplace(lock_result{ec, std::move(l)});
+                           });
+  // It listens on every key of the set.
+  for (const auto* r : {"first", "second", "third"}) REQUIRE(e.someone_waits_for(e.key(r)));
+  REQUIRE_FALSE(waited->has_value());
+
+  REQUIRE(release(e.io, holder, held.held).removed >= 3);
+  const auto unlocked_at = steady::now();
+  run_until(e.io, [&] { return waited->has_value(); });
+  REQUIRE_FALSE((*waited)->ec);
+  CHECK(steady::now() - unlocked_at < 5s);
+  for (const auto* r : {"first", "second", "third"}) {
+    CHECK(e.key_everywhere(e.key(r), (*waited)->held.token()));
+  }
+}
+
+// Many clients take random overlapping sets of six resources, hold them for
+// a moment and release them. The io_context is single-threaded, so a plain
+// map records each resource's holder; every grant is checked against it.
+TEST_CASE("overlapping sets from many workers: never two holders of one resource",
+          "[integration][multi]") {
+  env e;
+  constexpr int workers = 6;
+  constexpr int rounds = 15;
+  std::vector<std::unique_ptr<redlock::client>> clients;
+  for (int w = 0; w < workers; ++w) {
+    clients.push_back(std::make_unique<redlock::client>(e.io.get_executor(), e.config));
+  }
+  std::map<std::string, int> holder;
+  int overlaps = 0;
+  int granted = 0;
+  int finished = 0;
+  std::mt19937 random(12345);
+
+  redlock::lock_options options;
+  options.ttl = 10s;
+  options.request_timeout = 1s;
+  options.retry = redlock::retry_policy::fixed(5ms, 0, 1.0);
+  options.wait_timeout = 20s;
+
+  struct worker {
+    int id;
+    int left;
+  };
+  std::function<void(worker)> next = [&](worker w) {
+    if (w.left == 0) {
+      ++finished;
+      return;
+    }
+    std::vector<std::string> set;
+    for (int r = 0; r < 6; ++r) {
+      if (random() % 2 == 0) set.push_back("res" + std::to_string(r));
+    }
+    if (set.empty()) set.push_back("res0");
+    clients[w.id]->async_acquire_all(set, options, [&, w, set](error_code ec, redlock::lock held) {
+      if (ec) {
+        FAIL_CHECK("worker " << w.id << ": " << ec.message());
+        return next({w.id, 0});
+      }
+      ++granted;
+      for (const auto& r : set) {
+        if (holder.contains(r)) ++overlaps;
+        holder[r] = w.id;
+      }
+      auto hold = std::make_shared<boost::asio::steady_timer>(e.io, 2ms);
+      hold->async_wait([&, w, set, held, hold](error_code) {
+        for (const auto& r : set) holder.erase(r);
+        clients[w.id]->async_release(held, [&, w](error_code, std::size_t) {
+          next({w.id, w.left - 1});
+        });
+      });
+    });
+  };
+  for (int w = 0; w < workers; ++w) next({w, rounds});
+  run_until(
+      e.io, [&] { return finished == workers; }, 60s);
+  CHECK(overlaps == 0);
+  CHECK(granted == workers * rounds);
+  for (const auto& a : e.admin) {
+    CHECK(poll_until(e.io, [&] { return a->keys(e.config.key_prefix + "res*").empty(); }));
+  }
+}

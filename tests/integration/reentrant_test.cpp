@@ -1,0 +1,209 @@
+// Reentrant locks (lock_options::reentrant_owner): the same owner id may
+// acquire a lock it holds; each acquisition is a token field of a hash on
+// the nodes, so the hold count is kept there, under quorum, and each
+// release or undo removes only its own hold.
+#include "test_env.hpp"
+
+#include <string>
+
+using namespace redlock::itest;
+using redlock::errc;
+using redlock::error_code;
+
+namespace redlock::itest {
+namespace {
+
+lock_options owned_by(std::string owner, milliseconds ttl = 10s) {
+  auto options = once(ttl);
+  options.reentrant_owner = std::move(owner);
+  return options;
+}
+
+// The acquisition tokens node `a` holds for `key`, or -1 when the key is not
+// a reentrant lock of `owner` there.
+long long holds_on(test::admin_client& a, const std::string& key, const std::string& owner) {
+  const auto kind = a.command({"TYPE", key});
+  if (kind.text == "none") return 0;
+  if (kind.text != "hash" || a.command({"HGET", key, "owner"}).text != owner) return -1;
+  return a.command({"HLEN", key}).integer - 1;
+}
+
+}  // namespace
+}  // namespace redlock::itest
+
+TEST_CASE("the same owner re-enters its lock; others are refused until the last release",
+          "[integration][reentrant]") {
+  env e;
+  redlock::client locks(e.io.get_executor(), e.config);
+  redlock::client other(e.io.get_executor(), e.config);
+  const auto key = e.key("account:7");
+
+  auto outer = acquire(e.io, locks, "account:7", owned_by("worker-1"));
+  REQUIRE_FALSE(outer.ec);
+  CHECK(outer.held.reentrant_owner() == "worker-1");
+  auto inner = acquire(e.io, other, "account:7", owned_by("worker-1"));  // any client, same owner
+  INFO(describe_nodes(inner.held));
+  REQUIRE_FALSE(inner.ec);
+  CHECK(inner.held.token() != outer.held.token());
+  for (auto& a : e.admin)
+    CHECK(poll_until(e.io, [&] { return holds_on(*a, key, "worker-1") == 2; }));
+
+  // Another owner, and a plain lock (ours or any Redlock client's), are refused.
+  CHECK(acquire(e.io, other, "account:7", owned_by("worker-2")).ec == errc::not_acquired);
+  CHECK(acquire(e.io, other, "account:7", once()).ec == errc::not_acquired);
+  CHECK_FALSE(foreign_set_nx(*e.admin[0], key, "x"));
+
+  // The inner release leaves the outer hold; the outer one frees the resource.
+  const auto first = release(e.io, other, inner.held);
+  CHECK_FALSE(first.ec);
+  CHECK(first.removed >= 3);
+  for (auto& a : e.admin)
+    CHECK(poll_until(e.io, [&] { return holds_on(*a, key, "worker-1") == 1; }));
+  CHECK(outer.held.valid());
+  CHECK(acquire(e.io, other, "account:7", owned_by("worker-2")).ec == errc::not_acquired);
+
+  // Extending one acquisition extends the key; it never shortens it.
+  auto extended = extend(e.io, locks, outer.held, 30s);
+  REQUIRE_FALSE(extended.ec);
+  CHECK(poll_until(e.io, [&] { return e.admin[4]->pttl(key) > 20000; }));
+
+  CHECK(release(e.io, locks, outer.held).removed >= 3);
+  CHECK(e.key_nowhere(key));
+  auto next = acquire(e.io, other, "account:7", owned_by("worker-2"));
+  CHECK_FALSE(next.ec);
+}
+
+TEST_CASE(
+    "a plain lock's key refuses a reentrant acquire, and plain extend and release find a "
+    "reentrant hash not theirs",
+    "[integration][reentrant]") {
+  env e;
+  redlock::client locks(e.io.get_executor(), e.config);
+  const auto key = e.key("mixed");
+
+  auto plain = acquire(e.io, locks, "mixed", once());
+  REQUIRE_FALSE(plain.ec);
+  CHECK(acquire(e.io, locks, "mixed", owned_by("w")).ec == errc::not_acquired);
+
+  // Our plain key lapsed and a reentrant owner took the resource on every
+  // node: the plain scripts read a hash, which is simply not ours (not a
+  // server error).
+  for (auto& a : e.admin) {
+    a->command({"DEL", key});
+    a->command({"HSET", key, "owner", "w", "sometoken", "1"});
+  }
+  auto extended = extend(e.io, locks, plain.held, 10s);
+  INFO(describe_nodes(extended.held));
+  CHECK(extended.ec == errc::lock_lost);
+  CHECK(release(e.io, locks, plain.held).ec == errc::lock_lost);
+  for (auto& a : e.admin) CHECK(holds_on(*a, key, "w") == 1);
+}
+
+// A failed attempt is undone where it may have landed. With a counter
+// instead of per-acquisition fields, the undo could not tell whether its
+// increment had landed, and would take the outer hold with it.
+TEST_CASE("undoing a failed reentrant attempt removes only that attempt's hold",
+          "[integration][reentrant]") {
+  env e;
+  redlock::client locks(e.io.get_executor(), e.config);
+  warm_up(e.io, locks);
+  const auto key = e.key("nested");
+
+  auto outer = acquire(e.io, locks, "nested", owned_by("w", 20s));
+  REQUIRE_FALSE(outer.ec);
+  for (auto& a : e.admin) REQUIRE(poll_until(e.io, [&] { return holds_on(*a, key, "w") == 1; }));
+
+  // Three nodes frozen: the attempt reaches two, times out, and is undone
+  // everywhere (the frozen nodes run its script and then the undo).
+  for (std::size_t i : {0, 1, 2}) e.nodes.node(i).pause();
+  auto inner = acquire(e.io, locks, "nested", owned_by("w", 20s));
+  CHECK(inner.ec == errc::quorum_unreachable);
+  for (std::size_t i : {0, 1, 2}) e.nodes.node(i).resume();
+
+  for (std::size_t i = 0; i < 5; ++i) {
+    INFO("node " << i);
+    CHECK(poll_until(
+        e.io,
+        [&] {
+          return holds_on(*e.admin[i], key, "w") == 1 &&
+                 e.admin[i]->command({"HEXISTS", key, outer.held.token()}).integer == 1;
+        },
+        8s));
+  }
+  CHECK(e.release_everywhere(locks, outer.held).removed >= 3);
+}
+
+// A node restarted without persistence forgets the key. The owner's next
+// acquisition is granted there afresh, so the nodes disagree on the count:
+// the restarted node holds only the new acquisition. Each release removes
+// its own token field, so the lock stays held on a quorum until the last
+// acquisition held on a quorum is released.
+TEST_CASE("reentrant holds under quorum with a node restarted between acquisitions",
+          "[integration][reentrant]") {
+  env e(3);
+  redlock::client locks(e.io.get_executor(), e.config);
+  redlock::client other(e.io.get_executor(), e.config);
+  warm_up(e.io, locks);
+  const auto key = e.key("counted");
+
+  auto first = acquire(e.io, locks, "counted", owned_by("w"));
+  REQUIRE_FALSE(first.ec);
+  for (auto& a : e.admin) REQUIRE(poll_until(e.io, [&] { return holds_on(*a, key, "w") == 1; }));
+
+  e.nodes.node(0).restart();
+  e.admin[0]->reconnect();
+  REQUIRE(holds_on(*e.admin[0], key, "w") == 0);
+
+  // The client reconnects to node 0 with backoff: acquire again until the
+  // second acquisition landed there too (each try is one more hold).
+  redlock::lock second;
+  const auto deadline = steady::now() + 10s;
+  while (second.empty() || second.nodes()[0].state != status::acquired) {
+    REQUIRE(steady::now() < deadline);
+    if (!second.empty()) REQUIRE(release(e.io, locks, second).removed >= 2);
+    auto got = acquire(e.io, locks, "counted", owned_by("w"));
+    REQUIRE_FALSE(got.ec);
+    second = got.held;
+  }
+  CHECK(holds_on(*e.admin[0], key, "w") == 1);
+  CHECK(poll_until(e.io, [&] { return holds_on(*e.admin[1], key, "w") == 2; }));
+  CHECK(poll_until(e.io, [&] { return holds_on(*e.admin[2], key, "w") == 2; }));
+  // Another owner is refused: every node holds something of w.
+  CHECK(acquire(e.io, other, "counted", owned_by("v")).ec == errc::not_acquired);
+
+  // The first acquisition is released on the two nodes that knew it; node 0
+  // answers that it never held it. Still a quorum: released.
+  const auto released_first = release(e.io, locks, first.held);
+  CHECK_FALSE(released_first.ec);
+  CHECK(released_first.removed == 2);
+  for (auto& a : e.admin) CHECK(poll_until(e.io, [&] { return holds_on(*a, key, "w") == 1; }));
+  CHECK(second.valid());
+  CHECK(acquire(e.io, other, "counted", owned_by("v")).ec == errc::not_acquired);
+
+  const auto released_second = release(e.io, locks, second);
+  CHECK_FALSE(released_second.ec);
+  CHECK(e.key_nowhere(key));
+  CHECK_FALSE(acquire(e.io, other, "counted", owned_by("v")).ec);
+}
+
+TEST_CASE("a reentrant set of resources: re-entered as a whole, refused to other owners",
+          "[integration][reentrant][multi]") {
+  env e;
+  redlock::client locks(e.io.get_executor(), e.config);
+  auto acquire_set = [&](std::string owner) {
+    auto [ec, held] = run_op<error_code, redlock::lock>(e.io, [&](auto done) {
+      locks.async_acquire_all({"m1", "m2"}, owned_by(std::move(owner)), std::move(done));
+    });
+    return lock_result{ec, std::move(held)};
+  };
+  auto outer = acquire_set("w");
+  REQUIRE_FALSE(outer.ec);
+  auto inner = acquire_set("w");
+  REQUIRE_FALSE(inner.ec);
+  CHECK(acquire_set("v").ec == errc::not_acquired);
+  CHECK(acquire(e.io, locks, "m2", owned_by("v")).ec == errc::not_acquired);
+  CHECK(release(e.io, locks, inner.held).removed >= 3);
+  CHECK(release(e.io, locks, outer.held).removed >= 3);
+  CHECK(e.key_nowhere(e.key("m1")));
+  CHECK(e.key_nowhere(e.key("m2")));
+}
