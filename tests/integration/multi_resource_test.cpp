@@ -27,7 +27,7 @@ lock_result acquire_all(boost::asio::io_context& io, client& locks,
 }  // namespace
 }  // namespace redlock::itest
 
-TEST_CASE("acquire_all sets every key with one token on every node; release removes them all",
+TEST_CASE("acquire_all sets every key with one token on every node, and release removes them all",
           "[integration][multi]") {
   env e;
   redlock::client locks(e.io.get_executor(), e.config);
@@ -82,7 +82,7 @@ TEST_CASE("a set held in part is refused and nothing of it stays set", "[integra
   CHECK(e.release_everywhere(locks, set.held).removed >= 3);
 }
 
-TEST_CASE("a set held on a minority is acquired on the rest; one held on a majority is undone",
+TEST_CASE("a set held on a minority is acquired on the rest and one held on a majority is undone",
           "[integration][multi]") {
   env e;
   redlock::client locks(e.io.get_executor(), e.config);
@@ -123,7 +123,7 @@ TEST_CASE("a set held on a minority is acquired on the rest; one held on a major
   }
 }
 
-TEST_CASE("extend moves every key of a set; one key lost on a majority loses the lock",
+TEST_CASE("extend moves every key of a set and one key lost on a majority loses the lock",
           "[integration][multi]") {
   env e;
   redlock::client locks(e.io.get_executor(), e.config);
@@ -261,4 +261,28 @@ TEST_CASE("overlapping sets from many workers: never two holders of one resource
   for (const auto& a : e.admin) {
     CHECK(poll_until(e.io, [&] { return a->keys(e.config.key_prefix + "res*").empty(); }));
   }
+}
+
+TEST_CASE("the blocking facade takes sets with or without a scope", "[integration][multi]") {
+  env e;
+  redlock::blocking_client locks(e.config);
+  auto held = locks.acquire_all({"u", "v"}, once());
+  CHECK(held.resources() == std::vector<std::string>{"u", "v"});
+  error_code ec;
+  auto refused = locks.acquire_all({"v", "w"}, once(), ec);
+  CHECK(ec == errc::not_acquired);
+  CHECK(refused.empty());
+  CHECK(locks.release(held) >= 3);
+
+  {
+    auto scope = locks.acquire_all_scoped({"u", "w"}, once(1s));
+    REQUIRE(scope.owns_lock());
+    // Kept past its TTL by the keeper (this one is about time passing).
+    wait_on_timer(e.io, 1500ms);
+    CHECK(scope.held().valid());
+    for (const auto* r : {"u", "w"}) {
+      CHECK(e.admin[0]->get(e.key(r)) == scope.held().token());
+    }
+  }
+  for (const auto* r : {"u", "w"}) CHECK(e.key_nowhere(e.key(r)));
 }

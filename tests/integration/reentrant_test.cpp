@@ -31,7 +31,7 @@ long long holds_on(test::admin_client& a, const std::string& key, const std::str
 }  // namespace
 }  // namespace redlock::itest
 
-TEST_CASE("the same owner re-enters its lock; others are refused until the last release",
+TEST_CASE("the same owner re-enters its lock and others are refused until the last release",
           "[integration][reentrant]") {
   env e;
   redlock::client locks(e.io.get_executor(), e.config);
@@ -186,7 +186,7 @@ TEST_CASE("reentrant holds under quorum with a node restarted between acquisitio
   CHECK_FALSE(acquire(e.io, other, "counted", owned_by("v")).ec);
 }
 
-TEST_CASE("a reentrant set of resources: re-entered as a whole, refused to other owners",
+TEST_CASE("a reentrant set of resources: re-entered as a whole and refused to other owners",
           "[integration][reentrant][multi]") {
   env e;
   redlock::client locks(e.io.get_executor(), e.config);
