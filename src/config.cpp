@@ -133,6 +133,7 @@ error_code validate(std::string_view resource, const lock_options& options, doub
 error_code validate(const std::vector<std::string>& resources, const lock_options& options,
                     double drift_factor) {
   if (resources.empty()) return errc::no_resources;
+  if (resources.size() > max_resources) return errc::too_many_resources;
   for (const auto& resource : resources) {
     if (auto invalid = validate(resource, options, drift_factor)) return invalid;
   }

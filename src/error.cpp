@@ -76,6 +76,8 @@ class redlock_category final : public boost::system::error_category {
         return "invalid argument: the list of resources to acquire is empty";
       case errc::duplicate_resource:
         return "invalid argument: the list of resources names the same resource twice";
+      case errc::too_many_resources:
+        return "invalid argument: more than 256 resources in one acquire";
     }
     return "unknown redlock error " + std::to_string(value);
   }

@@ -59,7 +59,8 @@ class client {
   /// Acquires `resource` on a quorum of nodes.
   ///
   /// Each attempt draws a fresh 128-bit token, sends `SET <prefix><resource>
-  /// <token> NX PX <ttl>` to every node at once and is decided as soon as a
+  /// <token> NX PX <ttl>` (a script, for a reentrant lock: see
+  /// lock_options::reentrant_owner) to every node at once and is decided as soon as a
   /// quorum has answered OK with validity left (validity = ttl - elapsed -
   /// drift), or a quorum has become impossible, or the request timeout has
   /// passed. A failed attempt is undone wherever its SET may have landed
@@ -104,7 +105,9 @@ class client {
   ///
   /// Handler signature, completion condition, error codes and cancellation
   /// as async_acquire, plus the invalid-argument errors errc::no_resources
-  /// (an empty list) and errc::duplicate_resource. errc::not_acquired means
+  /// (an empty list), errc::too_many_resources (more than max_resources)
+  /// and errc::duplicate_resource. With options.reentrant_owner the set is
+  /// reentrant as a whole. errc::not_acquired means
   /// some resource of the set is held elsewhere on too many nodes; what an
   /// attempt set is undone before the next one, as for async_acquire. While
   /// waiting (retry_policy::wake_on_release), the release of any resource of

@@ -85,10 +85,13 @@ struct lock_options {
   std::stop_token stop{};
   /// Empty (the default): a plain lock, a `SET NX PX` key holding a fresh
   /// token, which nobody can take while it is held, its owner included.
-  /// Otherwise the lock is reentrant for this owner id (chosen by the
-  /// application: a process and thread, a job id, ...): an acquire by the
+  /// Otherwise the lock is reentrant for this owner id: an acquire by the
   /// same owner id succeeds while the owner holds it, each acquisition is
-  /// released on its own, and the keys go when the last one is released.
+  /// released on its own (or expires with its own TTL), and the keys go
+  /// when the last one does. Anyone presenting the same id re-enters, so it
+  /// must be unique per logical holder across every host: not a bare pid
+  /// or thread id (they repeat across hosts and containers), nor a job id
+  /// that may be delivered twice; e.g. a random id made once per holder.
   /// See docs/usage.md, "Reentrant locks", for what the nodes keep and what
   /// happens when a minority disagrees.
   std::string reentrant_owner{};
@@ -141,6 +144,10 @@ using log_sink = std::function<void(log_level, std::string_view)>;
 
 /// The most nodes a client may have (per-node facts of a lock fit one word).
 inline constexpr std::size_t max_nodes = 64;
+/// The most resources one acquire_all takes: its script runs on each node
+/// as one blocking step (about 14 us per key), so a set far larger would
+/// stall every other client of the node.
+inline constexpr std::size_t max_resources = 256;
 
 /// Configuration of a client.
 struct client_config {
@@ -181,8 +188,8 @@ std::vector<std::string> validate(const client_config& config);
 
 /// Checks one acquire's arguments; returns the errc that names the problem.
 error_code validate(std::string_view resource, const lock_options& options, double drift_factor);
-/// The same for a multi-resource acquire: also errc::no_resources and
-/// errc::duplicate_resource.
+/// The same for a multi-resource acquire: also errc::no_resources,
+/// errc::too_many_resources and errc::duplicate_resource.
 error_code validate(const std::vector<std::string>& resources, const lock_options& options,
                     double drift_factor);
 

@@ -50,6 +50,7 @@ enum class errc {
   too_many_nodes,        ///< More than max_nodes nodes are configured.
   no_resources,          ///< A multi-resource acquire was given no resources.
   duplicate_resource,    ///< A multi-resource acquire names the same resource twice.
+  too_many_resources,    ///< A multi-resource acquire names more than max_resources resources.
 };
 
 /// The category of #errc. Its name is "redlock".

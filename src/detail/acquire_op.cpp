@@ -87,8 +87,9 @@ void acquire_op::execute(acquire_fsm::action next) {
     case kind::complete:
       finish(next.error);
       // We leave the line holding a release nobody else heard of (our own,
-      // or one announced once): the next waiter gets it.
-      if (next.pass_on_wake && !nodes_->closed()) {
+      // or one announced once): the next waiter gets it. A set's waiter
+      // passed its wake-ups on as they came.
+      if (next.pass_on_wake && keys_.keys.size() == 1 && !nodes_->closed()) {
         nodes_->wakeups().pass_on(keys_.keys[woken_by_],
                                   next.wake_here ? wakeup_hub::wake_reason::released_here
                                                  : wakeup_hub::wake_reason::announced);
@@ -145,23 +146,34 @@ void acquire_op::wait_for_release() {
   if (!waiters_.empty()) return;
   if (ticket_ == 0) ticket_ = nodes_->wakeups().take_ticket();
   // A release of any of our keys may make the whole set free.
-  for (std::size_t k = 0; k < keys_.keys.size(); ++k) {
-    waiters_.push_back(nodes_->wakeups().wait(
-        keys_.keys[k], ticket_, [self = shared_from_this(), k](wakeup_hub::wake_reason why) {
-          self->stop_waiting();  // the other keys' places (this one is gone)
-          if (self->completed()) return;
-          self->woken_by_ = k;
-          // Stay in line across the next attempt, so a release during it is
-          // not missed.
-          self->wait_for_release();
-          self->execute(self->fsm_.on_release_seen(why == wakeup_hub::wake_reason::released_here,
-                                                   clock::now()));
-        }));
-  }
+  waiters_.assign(keys_.keys.size(), 0);
+  for (std::size_t k = 0; k < keys_.keys.size(); ++k) wait_for_key(k);
+}
+
+void acquire_op::wait_for_key(std::size_t k) {
+  waiters_[k] = nodes_->wakeups().wait(
+      keys_.keys[k], ticket_, [self = shared_from_this(), k](wakeup_hub::wake_reason why) {
+        self->waiters_[k] = 0;  // the hub has let go of it
+        if (self->completed()) return;
+        self->woken_by_ = k;
+        if (self->keys_.keys.size() > 1) {
+          // Another key of the set may still be held, so this wake-up may
+          // not be ours to use up: the next waiter of this key hears it too
+          // (before we take our place again, or it would be us).
+          self->nodes_->wakeups().pass_on(self->keys_.keys[k], why);
+        }
+        // Stay in line across the next attempt, so a release during it is
+        // not missed. The other keys' places are kept as they are.
+        self->wait_for_key(k);
+        self->execute(self->fsm_.on_release_seen(why == wakeup_hub::wake_reason::released_here,
+                                                 clock::now()));
+      });
 }
 
 void acquire_op::stop_waiting() {
-  for (auto id : std::exchange(waiters_, {})) nodes_->wakeups().cancel(id);
+  for (auto id : std::exchange(waiters_, {})) {
+    if (id != 0) nodes_->wakeups().cancel(id);
+  }
 }
 
 void acquire_op::finish(error_code ec) {

@@ -36,6 +36,7 @@ class acquire_op final : public operation<acquire_op, error_code, redlock::lock>
   void undo(undo_plan plan);
   void arm_timer(clock::time_point at, std::uint64_t timer_id);
   void wait_for_release();
+  void wait_for_key(std::size_t k);
   void stop_waiting();
   void finish(error_code ec);
 
@@ -46,7 +47,8 @@ class acquire_op final : public operation<acquire_op, error_code, redlock::lock>
   timer timer_;
   std::string token_;
   clock::time_point attempt_start_{};
-  /// Registrations with the wakeup hub, one per key; empty if not waiting.
+  /// Registrations with the wakeup hub, one per key (0: none); empty if
+  /// not waiting.
   std::vector<wakeup_hub::waiter_id> waiters_;
   std::size_t woken_by_ = 0;  ///< The key whose release woke us last.
   std::uint64_t ticket_ = 0;  ///< Place in the hub's line, kept from the first wait on.

@@ -30,22 +30,53 @@ std::string_view acquire_all_script() {
          "return redis.status_reply('OK')\n";
 }
 
+// Shared head of the reentrant scripts: the node's time in ms, and prune(key),
+// which drops the acquisitions of `key` that have expired (each token field
+// holds its own expiry, so a hold nobody released ends with its TTL even
+// while the owner's other holds keep the key) and returns the latest expiry
+// left, 0 if none.
+#define REDLOCK_REENTRANT_HEAD                                              \
+  "local t = redis.call('time')\n"                                          \
+  "local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n" \
+  "local function prune(key)\n"                                             \
+  "  local fields = redis.call('hgetall', key)\n"                           \
+  "  local latest = 0\n"                                                    \
+  "  for i = 1, #fields, 2 do\n"                                            \
+  "    if fields[i] ~= 'owner' then\n"                                      \
+  "      local expiry = tonumber(fields[i + 1]) or 0\n"                     \
+  "      if expiry <= now then redis.call('hdel', key, fields[i])\n"        \
+  "      elseif expiry > latest then latest = expiry end\n"                 \
+  "    end\n"                                                               \
+  "  end\n"                                                                 \
+  "  return latest\n"                                                       \
+  "end\n"                                                                   \
+  "local function ms(n) return string.format('%.0f', n) end\n"
+
 std::string_view reentrant_acquire_script() {
-  return "for i = 1, #KEYS do\n"
-         "  local kind = redis.call('type', KEYS[i]).ok\n"
-         "  if kind ~= 'none' and (kind ~= 'hash' or\n"
-         "      redis.call('hget', KEYS[i], 'owner') ~= ARGV[3]) then\n"
-         "    return false\n"
-         "  end\n"
-         "end\n"
-         "for i = 1, #KEYS do\n"
-         "  redis.call('hset', KEYS[i], 'owner', ARGV[3], ARGV[1], '1')\n"
-         // Never shorten: the owner's earlier acquisitions trust their expiry.
-         "  if redis.call('pttl', KEYS[i]) < tonumber(ARGV[2]) then\n"
-         "    redis.call('pexpire', KEYS[i], ARGV[2])\n"
-         "  end\n"
-         "end\n"
-         "return redis.status_reply('OK')\n";
+  return REDLOCK_REENTRANT_HEAD
+      "local ttl = tonumber(ARGV[2])\n"
+      "local latest = {}\n"
+      "for i = 1, #KEYS do\n"
+      "  local kind = redis.call('type', KEYS[i]).ok\n"
+      "  latest[i] = 0\n"
+      "  if kind == 'hash' then\n"
+      "    latest[i] = prune(KEYS[i])\n"
+      // Nothing live left: whoever it was, it holds nothing.
+      "    if latest[i] == 0 then redis.call('del', KEYS[i])\n"
+      "    elseif redis.call('hget', KEYS[i], 'owner') ~= ARGV[3] then return false end\n"
+      "  elseif kind ~= 'none' then\n"
+      "    return false\n"
+      "  end\n"
+      "end\n"
+      "for i = 1, #KEYS do\n"
+      "  redis.call('hset', KEYS[i], 'owner', ARGV[3], ARGV[1], ms(now + ttl))\n"
+      // The key lives as long as its longest hold; never shorter.
+      "  local want = math.max(latest[i] - now, ttl)\n"
+      "  if redis.call('pttl', KEYS[i]) < want then\n"
+      "    redis.call('pexpire', KEYS[i], ms(want))\n"
+      "  end\n"
+      "end\n"
+      "return redis.status_reply('OK')\n";
 }
 
 std::string_view extend_script() {
@@ -63,19 +94,24 @@ std::string_view extend_script() {
 }
 
 std::string_view reentrant_extend_script() {
-  return "for i = 1, #KEYS do\n"
-         "  if redis.call('type', KEYS[i]).ok ~= 'hash' or\n"
-         "      redis.call('hget', KEYS[i], 'owner') ~= ARGV[3] or\n"
-         "      redis.call('hexists', KEYS[i], ARGV[1]) == 0 then\n"
-         "    return 0\n"
-         "  end\n"
-         "end\n"
-         "for i = 1, #KEYS do\n"
-         "  if redis.call('pttl', KEYS[i]) < tonumber(ARGV[2]) then\n"
-         "    redis.call('pexpire', KEYS[i], ARGV[2])\n"
-         "  end\n"
-         "end\n"
-         "return 1\n";
+  return REDLOCK_REENTRANT_HEAD
+      "local ttl = tonumber(ARGV[2])\n"
+      "for i = 1, #KEYS do\n"
+      "  if redis.call('type', KEYS[i]).ok ~= 'hash' or\n"
+      "      redis.call('hget', KEYS[i], 'owner') ~= ARGV[3] then\n"
+      "    return 0\n"
+      "  end\n"
+      "  local mine = tonumber(redis.call('hget', KEYS[i], ARGV[1]) or 0) or 0\n"
+      "  if mine <= now then return 0 end\n"
+      "end\n"
+      "for i = 1, #KEYS do\n"
+      "  local mine = tonumber(redis.call('hget', KEYS[i], ARGV[1]))\n"
+      "  if mine < now + ttl then redis.call('hset', KEYS[i], ARGV[1], ms(now + ttl)) end\n"
+      "  if redis.call('pttl', KEYS[i]) < ttl then\n"
+      "    redis.call('pexpire', KEYS[i], ARGV[2])\n"
+      "  end\n"
+      "end\n"
+      "return 1\n";
 }
 
 std::string_view release_script() {
@@ -93,22 +129,33 @@ std::string_view release_script() {
 }
 
 std::string_view reentrant_release_script() {
-  return "local all = 1\n"
-         "for i = 1, #KEYS do\n"
-         "  if redis.call('type', KEYS[i]).ok == 'hash' and\n"
-         "      redis.call('hget', KEYS[i], 'owner') == ARGV[3] and\n"
-         "      redis.call('hdel', KEYS[i], ARGV[1]) == 1 then\n"
-         // Only the owner field left: the last hold is gone.
-         "    if redis.call('hlen', KEYS[i]) <= 1 then\n"
-         "      redis.call('del', KEYS[i])\n"
-         "      if ARGV[2] ~= '' then redis.pcall('publish', ARGV[3 + i], ARGV[2]) end\n"
-         "    end\n"
-         "  else\n"
-         "    all = 0\n"
-         "  end\n"
-         "end\n"
-         "return all\n";
+  return REDLOCK_REENTRANT_HEAD
+      "local all = 1\n"
+      "for i = 1, #KEYS do\n"
+      "  local ours = false\n"
+      "  if redis.call('type', KEYS[i]).ok == 'hash' and\n"
+      "      redis.call('hget', KEYS[i], 'owner') == ARGV[3] then\n"
+      "    local mine = redis.call('hget', KEYS[i], ARGV[1])\n"
+      "    if mine then\n"
+      "      ours = (tonumber(mine) or 0) > now\n"
+      "      redis.call('hdel', KEYS[i], ARGV[1])\n"
+      "    end\n"
+      "    local latest = prune(KEYS[i])\n"
+      "    if latest == 0 then\n"
+      // The last hold is gone: the resource is free.
+      "      redis.call('del', KEYS[i])\n"
+      "      if ARGV[2] ~= '' then redis.pcall('publish', ARGV[3 + i], ARGV[2]) end\n"
+      "    else\n"
+      // As long as the longest hold left needs, no longer.
+      "      redis.call('pexpire', KEYS[i], ms(latest - now))\n"
+      "    end\n"
+      "  end\n"
+      "  if not ours then all = 0 end\n"
+      "end\n"
+      "return all\n";
 }
+
+#undef REDLOCK_REENTRANT_HEAD
 
 std::string format_command(std::span<const std::string_view> args) {
   // RESP: *<argc>\r\n then $<length>\r\n<bytes>\r\n per argument. Sized

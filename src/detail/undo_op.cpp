@@ -3,12 +3,25 @@
 #include "detail/commands.hpp"
 
 namespace redlock::detail {
+namespace {
+
+// A plain attempt's keys were only ever its own: nobody waits for a lock
+// nobody held. A reentrant attempt's field can be the last hold of a key the
+// owner's other acquisitions held and have released meanwhile, so deleting
+// it frees the resource: announce that, with a payload that is no client's
+// id, so this client's waiters hear it too.
+std::string_view announcement(const held_keys& keys) {
+  return keys.owner.empty() ? std::string_view{} : std::string_view{"undo"};
+}
+
+}  // namespace
 
 undo_op::undo_op(std::shared_ptr<node_set> nodes, const held_keys& keys, std::string_view token,
                  undo_plan plan, clock::duration timeout, clock::time_point retry_until,
                  unique_function<void()> done)
     : nodes_(std::move(nodes)),
-      command_(std::make_shared<const std::string>(release_command(keys, token, {}))),
+      command_(
+          std::make_shared<const std::string>(release_command(keys, token, announcement(keys)))),
       plan_(std::move(plan)),
       timeout_(timeout),
       retry_until_(retry_until),

@@ -4,6 +4,8 @@
 // release or undo removes only its own hold.
 #include "test_env.hpp"
 
+#include <memory>
+#include <optional>
 #include <string>
 
 using namespace redlock::itest;
@@ -62,10 +64,17 @@ TEST_CASE("the same owner re-enters its lock and others are refused until the la
   CHECK(outer.held.valid());
   CHECK(acquire(e.io, other, "account:7", owned_by("worker-2")).ec == errc::not_acquired);
 
-  // Extending one acquisition extends the key; it never shortens it.
+  // Extending one acquisition extends the key; a shorter extend never
+  // shortens it.
   auto extended = extend(e.io, locks, outer.held, 30s);
   REQUIRE_FALSE(extended.ec);
   CHECK(poll_until(e.io, [&] { return e.admin[4]->pttl(key) > 20000; }));
+  const auto shorter = extend(e.io, locks, outer.held, 2s);
+  REQUIRE_FALSE(shorter.ec);
+  for (std::size_t i = 0; i < 5; ++i) {
+    // Where the short extend has run, the key kept its longer expiry.
+    if (shorter.held.nodes()[i].state == status::acquired) CHECK(e.admin[i]->pttl(key) > 20000);
+  }
 
   CHECK(release(e.io, locks, outer.held).removed >= 3);
   CHECK(e.key_nowhere(key));
@@ -191,10 +200,7 @@ TEST_CASE("a reentrant set of resources: re-entered as a whole and refused to ot
   env e;
   redlock::client locks(e.io.get_executor(), e.config);
   auto acquire_set = [&](std::string owner) {
-    auto [ec, held] = run_op<error_code, redlock::lock>(e.io, [&](auto done) {
-      locks.async_acquire_all({"m1", "m2"}, owned_by(std::move(owner)), std::move(done));
-    });
-    return lock_result{ec, std::move(held)};
+    return acquire_all(e.io, locks, {"m1", "m2"}, owned_by(std::move(owner)));
   };
   auto outer = acquire_set("w");
   REQUIRE_FALSE(outer.ec);
@@ -206,4 +212,83 @@ TEST_CASE("a reentrant set of resources: re-entered as a whole and refused to ot
   CHECK(release(e.io, locks, outer.held).removed >= 3);
   CHECK(e.key_nowhere(e.key("m1")));
   CHECK(e.key_nowhere(e.key("m2")));
+}
+
+// Review: a release is sent again after a reconnect only until the key would
+// have expired with the handle's own TTL. When a token field had no expiry
+// of its own, it outlived that (the owner's other holds kept the key), so an
+// undelivered release left a hold nobody could remove. Each field now
+// carries its own expiry on the node's clock.
+TEST_CASE("a reentrant hold whose release never arrived ends with its own TTL",
+          "[integration][reentrant]") {
+  env e;
+  auto proxies = proxy_nodes(e, {0, 1, 2});
+  redlock::client locks(e.io.get_executor(), e.config);
+  redlock::client other(e.io.get_executor(), e.config);
+  warm_up(e.io, locks);
+  warm_up(e.io, other);
+  const auto key = e.key("stale");
+
+  auto outer = acquire(e.io, locks, "stale", owned_by("w", 1s));
+  REQUIRE_FALSE(outer.ec);
+  auto inner = acquire(e.io, locks, "stale", owned_by("w", 20s));
+  REQUIRE_FALSE(inner.ec);
+  for (auto& a : e.admin) REQUIRE(poll_until(e.io, [&] { return holds_on(*a, key, "w") == 2; }));
+
+  // The outer release reaches only nodes 3 and 4 until it is given up.
+  for (auto& p : proxies) p->partition(redlock::test::fault_proxy::partition_mode::drop);
+  release(e.io, locks, outer.held);
+  // This one is about the outer hold's TTL running out.
+  wait_on_timer(e.io, 3s);
+  for (auto& p : proxies) p->partition(redlock::test::fault_proxy::partition_mode::none);
+
+  // The last hold is released cleanly: the expired outer one is no hold.
+  CHECK_FALSE(release(e.io, locks, inner.held).ec);
+  CHECK(e.key_nowhere(key));
+  CHECK_FALSE(acquire(e.io, other, "stale", owned_by("v")).ec);
+}
+
+// Review: only a release that deletes the key announced it, and the undo of
+// a failed attempt announced nothing. With reentrant locks the undo can
+// remove the last hold: the owner's release ran while the failed attempt's
+// field still kept the key.
+TEST_CASE("a reentrant resource freed by an undo is announced to waiters",
+          "[integration][reentrant]") {
+  env e;
+  redlock::client locks(e.io.get_executor(), e.config);
+  redlock::client waiter(e.io.get_executor(), e.config);
+  warm_up(e.io, locks);
+  warm_up(e.io, waiter);
+  const auto key = e.key("quiet");
+
+  auto outer = acquire(e.io, locks, "quiet", owned_by("w", 20s));
+  REQUIRE_FALSE(outer.ec);
+  for (auto& a : e.admin) REQUIRE(poll_until(e.io, [&] { return holds_on(*a, key, "w") == 1; }));
+
+  // Another owner waits; its retry would come after its wait deadline.
+  auto options = waiting(10s);
+  options.wait_timeout = 8s;
+  options.reentrant_owner = "v";
+  auto waited = make_pending();
+  waiter.async_acquire("quiet", options, store_in(waited));
+  REQUIRE(e.someone_waits_for(key));
+
+  // An inner attempt of w that cannot reach a quorum (three nodes frozen),
+  // and the outer release queued behind it on every connection.
+  for (std::size_t i : {0, 1, 2}) e.nodes.node(i).pause();
+  auto inner = make_pending();
+  locks.async_acquire("quiet", owned_by("w", 8s), store_in(inner));
+  release(e.io, locks, outer.held);
+  run_until(e.io, [&] { return inner->has_value(); });
+  CHECK((*inner)->ec == errc::quorum_unreachable);
+  for (std::size_t i : {0, 1, 2}) e.nodes.node(i).resume();
+  const auto resumed_at = steady::now();
+
+  run_until(e.io, [&] { return waited->has_value(); });
+  INFO("the waiter completed "
+       << std::chrono::duration_cast<milliseconds>(steady::now() - resumed_at).count()
+       << " ms after the nodes resumed");
+  CHECK_FALSE((*waited)->ec);
+  CHECK(steady::now() - resumed_at < 4s);
+  if (!(*waited)->ec) CHECK(e.release_everywhere(waiter, (*waited)->held).removed >= 3);
 }

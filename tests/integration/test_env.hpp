@@ -184,6 +184,22 @@ inline lock_result acquire(boost::asio::io_context& io, client& locks, std::stri
   return {ec, std::move(held)};
 }
 
+inline lock_result acquire_all(boost::asio::io_context& io, client& locks,
+                               std::vector<std::string> resources, const lock_options& options) {
+  auto [ec, held] = run_op<error_code, lock>(io, [&](auto handler) {
+    locks.async_acquire_all(std::move(resources), options, std::move(handler));
+  });
+  return {ec, std::move(held)};
+}
+
+/// Where an operation started without waiting stores its outcome.
+using pending_lock = std::shared_ptr<std::optional<lock_result>>;
+inline pending_lock make_pending() { return std::make_shared<std::optional<lock_result>>(); }
+/// The completion handler that fills `out`.
+inline auto store_in(const pending_lock& out) {
+  return [out](error_code ec, lock l) { out->emplace(lock_result{ec, std::move(l)}); };
+}
+
 inline unlock_result release(boost::asio::io_context& io, client& locks, const lock& held) {
   auto [ec, removed] = run_op<error_code, std::size_t>(
       io, [&](auto handler) { locks.async_release(held, std::move(handler)); });
@@ -395,10 +411,12 @@ struct env {
     });
   }
 
-  /// Unlocks `held` and checks that its key then goes from every node.
+  /// Unlocks `held` and checks that its keys then go from every node.
   unlock_result release_everywhere(client& locks, const lock& held) {
     auto released = release(io, locks, held);
-    CHECK(key_nowhere(locks.config().key_prefix + held.resource()));
+    for (const auto& resource : held.resources()) {
+      CHECK(key_nowhere(locks.config().key_prefix + resource));
+    }
     return released;
   }
 
