@@ -70,7 +70,7 @@ for scenario in restart-with-aof-always delayed-restart clock-jump-minority \
   "$bin" --scenario "$scenario" --out "$out/$scenario" | tail -n 3 || status=1
 done
 
-for plan in fast-clock-hold late-replies contention kept; do
+for plan in fast-clock-hold late-replies contention kept leader; do
   echo "=== plan $plan, correct client (no violation) ==="
   "$bin" --plan "$plan" ${seed:+--seed "$seed"} --out "$out/plan-$plan" | tail -n 3 || status=1
 done

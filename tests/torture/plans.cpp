@@ -151,11 +151,46 @@ plan_info kept() {
   return plan;
 }
 
+// Leader election: three contender processes campaign for r0; a leader
+// runs critical sections while leading() says so, steps down after 100-600
+// ms and campaigns again. Processes 0 and 2 get the replies of a majority
+// late, as in `kept`, so their terms also end by the lost-lock signal and
+// a follower takes over once the validity has run out. Two leaders at once
+// show as overlapping leases or sections.
+plan_info leader() {
+  plan_info plan;
+  plan.name = "leader";
+  plan.description =
+      "three processes each run one contender of a leader election for r0; a leader works "
+      "while leading() says so and steps down after 100-600 ms; processes 0 and 2 get the "
+      "replies of nodes 0-2 30-70 ms late";
+  plan.clients = 3;
+  plan.workers_per_client = 1;
+  plan.resources = 1;
+  plan.duration = 20s;
+  plan.proxy_sets = 2;
+  auto& w = plan.workload;
+  w.leader_election = true;
+  w.min_ttl = 200ms;
+  w.max_ttl = 500ms;
+  w.request_timeout = 50ms;
+  w.retry_delay = 20ms;
+  w.validity_margin = 30ms;
+  for (std::size_t n = 0; n < 3; ++n) {
+    auto f = standing(fault_kind::reply_delay, n);
+    f.delay = 30ms;
+    f.jitter = 40ms;
+    f.proxy_set = 0;
+    plan.faults.push_back(f);
+  }
+  return plan;
+}
+
 }  // namespace
 
 const std::vector<plan_info>& all_plans() {
   static const std::vector<plan_info> plans = {fast_clock_hold(), late_replies(), contention(),
-                                               kept()};
+                                               kept(), leader()};
   return plans;
 }
 

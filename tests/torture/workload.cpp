@@ -5,13 +5,16 @@
 
 #include <redlock/blocking_client.hpp>
 #include <redlock/keeper.hpp>
+#include <redlock/leader.hpp>
 
 #include <fmt/format.h>
 
 #include <poll.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <exception>
+#include <future>
 #include <mutex>
 #include <optional>
 #include <random>
@@ -195,6 +198,138 @@ class worker {
   protected_register register_;
 };
 
+// A contender for leadership of r0: the process's leader, when elected.
+// Its terms are what the checker sweeps: an acquire (invoked when the
+// campaign starts, ok when elected), the keeper's extensions as seen, the
+// critical sections run while leading, and the release of the step-down.
+class contender {
+ public:
+  contender(const workload_options& options, int id, blocking_client& client, history_writer& file)
+      : profile_(options.profile),
+        rng_(seeded(options.seed, id)),
+        client_(client, worker_history(file, id)),
+        register_(options.store_port) {}
+
+  void run(crew& mates) {
+    while (!mates.stopping()) term(mates);
+  }
+
+ private:
+  // What the election's callbacks (on the client's strand) hand over.
+  struct ballot {
+    std::mutex mutex;
+    std::condition_variable changed;
+    std::optional<lock> held;
+    std::stop_token term;
+  };
+
+  milliseconds between(milliseconds low, milliseconds high) {
+    return milliseconds(std::uniform_int_distribution<long long>(low.count(), high.count())(rng_));
+  }
+
+  campaign_options options() {
+    campaign_options opts;
+    opts.lock.ttl = between(profile_.min_ttl, profile_.max_ttl);
+    opts.lock.request_timeout = profile_.request_timeout;
+    opts.lock.retry = retry_policy::fixed(profile_.retry_delay, 0, profile_.retry_jitter);
+    return opts;
+  }
+
+  void term(crew& mates) {
+    const std::string res = "r0";
+    auto opts = options();
+    auto invoke = stamped(op_kind::acquire, event_type::invoke, res);
+    invoke.ttl_ms = opts.lock.ttl.count();
+    client_.history().record(invoke);
+
+    auto vote = std::make_shared<ballot>();
+    leader_election election(
+        client_.client().async_client(), res, opts,
+        [vote](const lock& held, std::stop_token term) {
+          const std::lock_guard guard(vote->mutex);
+          if (vote->held) return;  // one term per election: the first
+          vote->held = held;
+          vote->term = std::move(term);
+          vote->changed.notify_all();
+        },
+        [](error_code) {});
+    election.campaign();
+
+    std::unique_lock guard(vote->mutex);
+    while (!vote->held && !mates.stopping()) vote->changed.wait_for(guard, 20ms);
+    std::optional<lock> held = vote->held;
+    const std::stop_token term = vote->term;
+    guard.unlock();
+    if (!held) {
+      step_down(election);
+      return;
+    }
+    auto ok = stamped(op_kind::acquire, event_type::ok, res, held->token());
+    ok.deadline = held->validity_deadline().time_since_epoch().count();
+    client_.history().record(ok);
+
+    lead(election, *held, term, mates);
+
+    client_.history().record(stamped(op_kind::release, event_type::invoke, res, held->token()));
+    const auto stepped = step_down(election);
+    auto done =
+        stamped(op_kind::release, stepped ? event_type::fail : event_type::ok, res, held->token());
+    if (stepped) done.err = reason(stepped);
+    client_.history().record(std::move(done));
+  }
+
+  static event stamped(op_kind op, event_type type, const std::string& res,
+                       const std::string& token = {}) {
+    event e;
+    e.op = op;
+    e.type = type;
+    e.t = now_ns();
+    e.res = res;
+    e.token = token;
+    return e;
+  }
+
+  // The release's error (errc::lock_lost if the term had lapsed).
+  static error_code step_down(leader_election& election) {
+    std::promise<error_code> stepped;
+    election.async_step_down([&stepped](error_code ec) { stepped.set_value(ec); });
+    return stepped.get_future().get();
+  }
+
+  // Critical sections while leading() says so, until the term ends or its
+  // time is up.
+  void lead(const leader_election& election, const lock& held, const std::stop_token& term,
+            crew& mates) {
+    constexpr auto work = 2ms;
+    const auto end = clock::now() + between(profile_.lead_min, profile_.lead_max);
+    auto recorded_deadline = held.validity_deadline();
+    while (clock::now() < end && !term.stop_requested() && !mates.stopping()) {
+      if (held.validity_deadline() > recorded_deadline) {
+        client_.observed_extension(held);
+        recorded_deadline = held.validity_deadline();
+      }
+      // Trusting leading() alone, as its documentation says work may: a
+      // signal that came late shows as two leaders' sections overlapping.
+      if (!election.leading()) {
+        std::this_thread::sleep_for(work);
+        continue;
+      }
+      const auto section = register_.begin(client_.history(), held);
+      std::this_thread::sleep_for(work);
+      if (election.leading()) {
+        register_.end(client_.history(), section);
+      } else {
+        register_.abandon(client_.history(), section);
+      }
+    }
+  }
+
+  const workload_profile& profile_;
+  std::mt19937_64 rng_;
+  recorded_client client_;
+  protected_register register_;
+};
+
 }  // namespace
 
 int run_workload(const workload_options& options) {
@@ -208,7 +343,11 @@ int run_workload(const workload_options& options) {
       for (int id = 0; id < options.workers; ++id) {
         threads.emplace_back([&options, &client, &file, &mates, id] {
           try {
-            worker(options, id, client, file).run(mates);
+            if (options.profile.leader_election) {
+              contender(options, id, client, file).run(mates);
+            } else {
+              worker(options, id, client, file).run(mates);
+            }
           } catch (const std::exception& error) {
             mates.fail(fmt::format("worker {}: {}", id, error.what()));
           }

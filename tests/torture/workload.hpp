@@ -35,6 +35,14 @@ struct workload_profile {
   /// says so.
   double keep_share = 0;
   int keep_ttls = 3;
+  /// Each worker is a contender in a leader election for r0 instead: it
+  /// leads for lead_min .. lead_max (recorded as an acquire, its keeper's
+  /// extensions and a release), runs critical sections only while
+  /// leader_election::leading() says so, then steps down and campaigns
+  /// again; a term may also end early by the lost-lock signal.
+  bool leader_election = false;
+  std::chrono::milliseconds lead_min{100};
+  std::chrono::milliseconds lead_max{600};
   /// A pause after each iteration, 0 .. max_pause: lets a resource go free
   /// now and then instead of passing from hand to hand.
   std::chrono::milliseconds max_pause{0};
