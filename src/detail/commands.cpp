@@ -34,22 +34,26 @@ std::string_view acquire_all_script() {
 // which drops the acquisitions of `key` that have expired (each token field
 // holds its own expiry, so a hold nobody released ends with its TTL even
 // while the owner's other holds keep the key) and returns the latest expiry
-// left, 0 if none.
-#define REDLOCK_REENTRANT_HEAD                                              \
-  "local t = redis.call('time')\n"                                          \
-  "local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n" \
-  "local function prune(key)\n"                                             \
-  "  local fields = redis.call('hgetall', key)\n"                           \
-  "  local latest = 0\n"                                                    \
-  "  for i = 1, #fields, 2 do\n"                                            \
-  "    if fields[i] ~= 'owner' then\n"                                      \
-  "      local expiry = tonumber(fields[i + 1]) or 0\n"                     \
-  "      if expiry <= now then redis.call('hdel', key, fields[i])\n"        \
-  "      elseif expiry > latest then latest = expiry end\n"                 \
-  "    end\n"                                                               \
-  "  end\n"                                                                 \
-  "  return latest\n"                                                       \
-  "end\n"                                                                   \
+// left, 0 if none. Fields that are not holds: `owner`, and `released` (a
+// hold was released while others remained, so whoever removes the last one,
+// an undo included, must announce it). A value that is no timestamp was
+// written by an earlier version (which stored '1'): live while the key is.
+#define REDLOCK_REENTRANT_HEAD                                               \
+  "local t = redis.call('time')\n"                                           \
+  "local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n"  \
+  "local function prune(key)\n"                                              \
+  "  local fields = redis.call('hgetall', key)\n"                            \
+  "  local latest = 0\n"                                                     \
+  "  for i = 1, #fields, 2 do\n"                                             \
+  "    if fields[i] ~= 'owner' and fields[i] ~= 'released' then\n"           \
+  "      local expiry = tonumber(fields[i + 1]) or 0\n"                      \
+  "      if expiry < 1e12 then expiry = now + redis.call('pttl', key) end\n" \
+  "      if expiry <= now then redis.call('hdel', key, fields[i])\n"         \
+  "      elseif expiry > latest then latest = expiry end\n"                  \
+  "    end\n"                                                                \
+  "  end\n"                                                                  \
+  "  return latest\n"                                                        \
+  "end\n"                                                                    \
   "local function ms(n) return string.format('%.0f', n) end\n"
 
 std::string_view reentrant_acquire_script() {
@@ -107,8 +111,10 @@ std::string_view reentrant_extend_script() {
       "for i = 1, #KEYS do\n"
       "  local mine = tonumber(redis.call('hget', KEYS[i], ARGV[1]))\n"
       "  if mine < now + ttl then redis.call('hset', KEYS[i], ARGV[1], ms(now + ttl)) end\n"
-      "  if redis.call('pttl', KEYS[i]) < ttl then\n"
-      "    redis.call('pexpire', KEYS[i], ARGV[2])\n"
+      // The key lives as long as its longest hold (even one without a TTL).
+      "  local want = math.max(prune(KEYS[i]) - now, ttl)\n"
+      "  if redis.call('pttl', KEYS[i]) < want then\n"
+      "    redis.call('pexpire', KEYS[i], ms(want))\n"
       "  end\n"
       "end\n"
       "return 1\n";
@@ -129,6 +135,8 @@ std::string_view release_script() {
 }
 
 std::string_view reentrant_release_script() {
+  // ARGV[2]: the releasing client's id; 'undo' for the undo of a failed
+  // attempt, which announces only what a release left to it (see the head).
   return REDLOCK_REENTRANT_HEAD
       "local all = 1\n"
       "for i = 1, #KEYS do\n"
@@ -143,9 +151,12 @@ std::string_view reentrant_release_script() {
       "    local latest = prune(KEYS[i])\n"
       "    if latest == 0 then\n"
       // The last hold is gone: the resource is free.
+      "      local announce = ARGV[2] ~= 'undo' or redis.call('hexists', KEYS[i], 'released') == "
+      "1\n"
       "      redis.call('del', KEYS[i])\n"
-      "      if ARGV[2] ~= '' then redis.pcall('publish', ARGV[3 + i], ARGV[2]) end\n"
+      "      if announce then redis.pcall('publish', ARGV[3 + i], ARGV[2]) end\n"
       "    else\n"
+      "      if ARGV[2] ~= 'undo' and mine then redis.call('hset', KEYS[i], 'released', '1') end\n"
       // As long as the longest hold left needs, no longer.
       "      redis.call('pexpire', KEYS[i], ms(latest - now))\n"
       "    end\n"

@@ -7,9 +7,10 @@ namespace {
 
 // A plain attempt's keys were only ever its own: nobody waits for a lock
 // nobody held. A reentrant attempt's field can be the last hold of a key the
-// owner's other acquisitions held and have released meanwhile, so deleting
-// it frees the resource: announce that, with a payload that is no client's
-// id, so this client's waiters hear it too.
+// owner's other acquisitions held and have released meanwhile; the script
+// then announces that it freed the resource (only then: an attempt alone on
+// a node must not wake everyone at each undo), with a payload that is no
+// client's id, so this client's waiters hear it too.
 std::string_view announcement(const held_keys& keys) {
   return keys.owner.empty() ? std::string_view{} : std::string_view{"undo"};
 }

@@ -4,6 +4,7 @@
 // release or undo removes only its own hold.
 #include "test_env.hpp"
 
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <string>
@@ -27,7 +28,10 @@ long long holds_on(test::admin_client& a, const std::string& key, const std::str
   const auto kind = a.command({"TYPE", key});
   if (kind.text == "none") return 0;
   if (kind.text != "hash" || a.command({"HGET", key, "owner"}).text != owner) return -1;
-  return a.command({"HLEN", key}).integer - 1;
+  const auto fields = a.command({"HKEYS", key});
+  return std::count_if(fields.elements.begin(), fields.elements.end(), [](const auto& field) {
+    return field.text != "owner" && field.text != "released";
+  });
 }
 
 }  // namespace
@@ -291,4 +295,81 @@ TEST_CASE("a reentrant resource freed by an undo is announced to waiters",
   CHECK_FALSE((*waited)->ec);
   CHECK(steady::now() - resumed_at < 4s);
   if (!(*waited)->ec) CHECK(e.release_everywhere(waiter, (*waited)->held).removed >= 3);
+}
+
+// Review: the undo of a reentrant attempt announced every key it freed, and
+// the waiter that undid heard its own announcement. While the resource was
+// held on a quorum but free on some node, each attempt landed there, was
+// undone, announced, and woke the waiter again: thousands of scripts a
+// second instead of one attempt per retry delay. A plain waiter (the
+// control) backs off as configured.
+TEST_CASE("a reentrant waiter is not woken by its own undo", "[integration][reentrant]") {
+  const bool reentrant = GENERATE(false, true);
+  INFO((reentrant ? "reentrant" : "plain (control)"));
+  env e(3);
+  redlock::client locks(e.io.get_executor(), e.config);
+  warm_up(e.io, locks);
+  const auto key = e.key("busy");
+  // Another owner's hold on nodes 0 and 1 only (node 2 missed its acquire).
+  for (std::size_t i : {0, 1}) {
+    if (reentrant) {
+      e.admin[i]->command({"HSET", key, "owner", "P", "tokP", "99999999999999"});
+      e.admin[i]->command({"PEXPIRE", key, "60000"});
+    } else {
+      REQUIRE(foreign_set_nx(*e.admin[i], key, "tokP"));
+    }
+  }
+
+  auto options = waiting(250ms);
+  options.retry.max_attempts = 0;  // only the wait deadline ends it
+  options.wait_timeout = 1500ms;
+  if (reentrant) options.reentrant_owner = "Q";
+  e.admin[2]->command({"CONFIG", "RESETSTAT"});
+  auto got = acquire(e.io, locks, "busy", options);
+  CHECK(got.ec == errc::not_acquired);
+  const auto scripts = command_calls(*e.admin[2], "set") + command_calls(*e.admin[2], "eval");
+  INFO(scripts << " attempts and undos on node 2");
+  // About 1500/250 + 1 attempts, each with its undo.
+  CHECK(scripts <= 30);
+}
+
+// Review: the scripts read a field that is no timestamp as expired, so a
+// hold written by the previous version ('1') was pruned and another owner
+// took the resource while that hold's key was live.
+TEST_CASE("a reentrant hold written by the previous version is live while its key is",
+          "[integration][reentrant]") {
+  env e(3);
+  redlock::client locks(e.io.get_executor(), e.config);
+  const auto key = e.key("upgraded");
+  for (auto& a : e.admin) {
+    a->command({"HSET", key, "owner", "old", "tokOLD", "1"});
+    a->command({"PEXPIRE", key, "30000"});
+  }
+  CHECK(acquire(e.io, locks, "upgraded", owned_by("new")).ec == errc::not_acquired);
+  for (auto& a : e.admin) CHECK(a->command({"HEXISTS", key, "tokOLD"}).integer == 1);
+}
+
+// Review: the reentrant extend lengthened the key only to its own TTL, so on
+// a key without a TTL it set the key's expiry below another live hold.
+TEST_CASE("a reentrant extend never sets the key below another live hold",
+          "[integration][reentrant]") {
+  env e(3);
+  redlock::client locks(e.io.get_executor(), e.config);
+  const auto key = e.key("persisted");
+  auto longer = acquire(e.io, locks, "persisted", owned_by("w", 60s));
+  REQUIRE_FALSE(longer.ec);
+  auto shorter = acquire(e.io, locks, "persisted", owned_by("w", 1s));
+  REQUIRE_FALSE(shorter.ec);
+  for (auto& a : e.admin) {
+    REQUIRE(poll_until(e.io, [&] { return holds_on(*a, key, "w") == 2; }));
+    a->command({"PERSIST", key});
+  }
+  auto extended = extend(e.io, locks, shorter.held, 1s);
+  REQUIRE_FALSE(extended.ec);
+  for (std::size_t i = 0; i < 3; ++i) {
+    // Where the extend ran, the key still outlives the 60 s hold's validity.
+    if (extended.held.nodes()[i].state == status::acquired) {
+      CHECK(e.admin[i]->pttl(key) > 50000);
+    }
+  }
 }
