@@ -20,7 +20,7 @@ const std::vector<std::string>& lock::resources() const noexcept {
 }
 
 const std::string& lock::reentrant_owner() const noexcept {
-  return state_ ? state_->reentrant_owner : nothing;
+  return state_ ? state_->keys.owner : nothing;
 }
 
 const std::string& lock::token() const noexcept { return state_ ? state_->token : nothing; }

@@ -192,7 +192,7 @@ void acquire_op::finish(error_code ec) {
       held_elsewhere |= std::uint64_t{1} << i;
     }
   }
-  granted_ = std::make_shared<lock_state>(nodes_->serial(), std::move(resources_), keys_.owner,
+  granted_ = std::make_shared<lock_state>(nodes_->serial(), std::move(resources_), keys_,
                                           std::move(token_), options_.ttl,
                                           round.validity_deadline(), held_elsewhere);
   complete({}, lock_access::make(granted_, round.outcomes()));

@@ -50,8 +50,7 @@ void extend_op::run() {
   round_.emplace(nodes_->size(), extend_rules(ttl_, nodes_->config().drift_factor, deadline));
   round_->start(start);
   auto self = shared_from_this();
-  const auto command = extend_command(nodes_->keys_for(state->resources, state->reentrant_owner),
-                                      state->token, ttl_);
+  const auto command = extend_command(state->keys, state->token, ttl_);
   for (std::size_t i = 0; i < nodes_->size(); ++i) {
     nodes_->node(i).send(command, [self, i](error_code ec, const reply& r) {
       if (self->completed()) return;

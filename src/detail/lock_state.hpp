@@ -2,6 +2,8 @@
 // that holds something.
 #pragma once
 
+#include "detail/commands.hpp"
+
 #include <redlock/lock.hpp>
 
 #include <algorithm>
@@ -26,12 +28,12 @@ class lock_watcher {
 
 /// Written on the client's strand, read from any thread.
 struct lock_state {
-  lock_state(std::uint64_t client, std::vector<std::string> resources, std::string owner,
+  lock_state(std::uint64_t client, std::vector<std::string> resources, held_keys keys,
              std::string token, std::chrono::milliseconds ttl, clock::time_point deadline,
              std::uint64_t held_elsewhere_at_acquire)
       : client(client),
         resources(std::move(resources)),
-        reentrant_owner(std::move(owner)),
+        keys(std::move(keys)),
         token(std::move(token)),
         held_elsewhere_at_acquire(held_elsewhere_at_acquire),
         ttl_ms(ttl.count()),
@@ -39,7 +41,7 @@ struct lock_state {
 
   const std::uint64_t client;                ///< node_set::serial() of the client that acquired it.
   const std::vector<std::string> resources;  ///< Never empty.
-  const std::string reentrant_owner;         ///< Empty for a plain lock.
+  const held_keys keys;  ///< What it holds on each node (the owner for a reentrant lock).
   const std::string token;
   /// Bit i: another owner's key refused our SET on node i, so our key was
   /// never there (an extend cannot count that node as a possible holder).

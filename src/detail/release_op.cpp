@@ -21,7 +21,7 @@ void release_op::run() {
   // nothing: the first one's deletes are queued, and nobody is woken twice.
   if (!state->begin_release()) return finish({});
 
-  const auto keys = nodes_->keys_for(state->resources, state->reentrant_owner);
+  const auto& keys = state->keys;
   // One copy of the command for every node, kept for resends too.
   const auto command =
       std::make_shared<const std::string>(release_command(keys, state->token, nodes_->id()));

@@ -72,6 +72,16 @@ event event_from(const json_object& o, const std::string& where) {
 
 std::int64_t now_ns() { return redlock::clock::now().time_since_epoch().count(); }
 
+event make_event(op_kind op, event_type type, const std::string& res, const std::string& token) {
+  event e;
+  e.op = op;
+  e.type = type;
+  e.t = now_ns();
+  e.res = res;
+  e.token = token;
+  return e;
+}
+
 std::string_view name(op_kind op) {
   switch (op) {
     case op_kind::acquire:

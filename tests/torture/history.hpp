@@ -69,6 +69,10 @@ struct check_event {
   std::string token;  ///< "key": the value stored under the key.
 };
 
+/// An event stamped now.
+event make_event(op_kind op, event_type type, const std::string& res,
+                 const std::string& token = {});
+
 std::string to_json(const event& e);
 std::string to_json(const fault_event& f);
 std::string to_json(const check_event& c);

@@ -12,6 +12,18 @@ fault standing(fault_kind kind, std::size_t node) {
   return f;
 }
 
+// Replies of nodes first .. last-1 reach the clients of proxy set 0 late.
+void delay_replies(plan_info& plan, std::size_t first, std::size_t last,
+                   std::chrono::milliseconds delay, std::chrono::milliseconds jitter) {
+  for (auto n = first; n < last; ++n) {
+    auto f = standing(fault_kind::reply_delay, n);
+    f.delay = delay;
+    f.jitter = jitter;
+    f.proxy_set = 0;
+    plan.faults.push_back(f);
+  }
+}
+
 // drop_drift: a lock valid until start + ttl, no drift allowance. Three
 // nodes (a majority) expire keys 0.7% early, within the default allowance
 // of 1% + 2 ms, and every holder keeps its lock to the very end of the
@@ -77,13 +89,7 @@ plan_info late_replies() {
   w.max_hold = 50ms;
   w.max_pause = 20ms;
   w.validity_margin = 50ms;
-  for (std::size_t n = 2; n < 5; ++n) {
-    auto f = standing(fault_kind::reply_delay, n);
-    f.delay = 48ms;
-    f.jitter = 8ms;
-    f.proxy_set = 0;
-    plan.faults.push_back(f);
-  }
+  delay_replies(plan, 2, 5, 48ms, 8ms);
   return plan;
 }
 
@@ -141,13 +147,7 @@ plan_info kept() {
   w.keep_share = 1.0;
   w.keep_ttls = 3;
   w.validity_margin = 30ms;
-  for (std::size_t n = 0; n < 3; ++n) {
-    auto f = standing(fault_kind::reply_delay, n);
-    f.delay = 30ms;
-    f.jitter = 40ms;
-    f.proxy_set = 0;
-    plan.faults.push_back(f);
-  }
+  delay_replies(plan, 0, 3, 30ms, 40ms);
   return plan;
 }
 
@@ -176,13 +176,7 @@ plan_info leader() {
   w.request_timeout = 50ms;
   w.retry_delay = 20ms;
   w.validity_margin = 30ms;
-  for (std::size_t n = 0; n < 3; ++n) {
-    auto f = standing(fault_kind::reply_delay, n);
-    f.delay = 30ms;
-    f.jitter = 40ms;
-    f.proxy_set = 0;
-    plan.faults.push_back(f);
-  }
+  delay_replies(plan, 0, 3, 30ms, 40ms);
   return plan;
 }
 

@@ -9,16 +9,6 @@ namespace {
 
 std::int64_t ns(clock::time_point t) { return t.time_since_epoch().count(); }
 
-event make(op_kind op, event_type type, const std::string& res, const std::string& token = {}) {
-  event e;
-  e.op = op;
-  e.type = type;
-  e.t = now_ns();
-  e.res = res;
-  e.token = token;
-  return e;
-}
-
 std::string_view level_name(log_level level) {
   switch (level) {
     case log_level::debug:
@@ -83,53 +73,53 @@ recorded_client::recorded_client(blocking_client& client, worker_history history
     : client_(client), history_(history) {}
 
 lock recorded_client::acquire(const std::string& res, const lock_options& options, error_code& ec) {
-  auto invoke = make(op_kind::acquire, event_type::invoke, res);
+  auto invoke = make_event(op_kind::acquire, event_type::invoke, res);
   invoke.ttl_ms = options.ttl.count();
   history_.record(std::move(invoke));
   lock held = client_.acquire(res, options, ec);
   if (ec) {
-    auto fail = make(op_kind::acquire, event_type::fail, res);
+    auto fail = make_event(op_kind::acquire, event_type::fail, res);
     fail.err = reason(ec);
     history_.record(std::move(fail));
     return held;
   }
-  auto ok = make(op_kind::acquire, event_type::ok, res, held.token());
+  auto ok = make_event(op_kind::acquire, event_type::ok, res, held.token());
   ok.deadline = ns(held.validity_deadline());
   history_.record(std::move(ok));
   return held;
 }
 
 lock recorded_client::extend(const lock& held, milliseconds ttl, error_code& ec) {
-  auto invoke = make(op_kind::extend, event_type::invoke, held.resource(), held.token());
+  auto invoke = make_event(op_kind::extend, event_type::invoke, held.resource(), held.token());
   invoke.ttl_ms = ttl.count();
   history_.record(std::move(invoke));
   lock extended = client_.extend(held, ttl, ec);
   if (ec) {
-    auto fail = make(op_kind::extend, event_type::fail, held.resource(), held.token());
+    auto fail = make_event(op_kind::extend, event_type::fail, held.resource(), held.token());
     fail.err = reason(ec);
     history_.record(std::move(fail));
     return extended;
   }
-  auto ok = make(op_kind::extend, event_type::ok, held.resource(), held.token());
+  auto ok = make_event(op_kind::extend, event_type::ok, held.resource(), held.token());
   ok.deadline = ns(extended.validity_deadline());
   history_.record(std::move(ok));
   return extended;
 }
 
 void recorded_client::observed_extension(const lock& held) {
-  auto invoke = make(op_kind::extend, event_type::invoke, held.resource(), held.token());
+  auto invoke = make_event(op_kind::extend, event_type::invoke, held.resource(), held.token());
   invoke.ttl_ms = held.ttl().count();
   history_.record(std::move(invoke));
-  auto ok = make(op_kind::extend, event_type::ok, held.resource(), held.token());
+  auto ok = make_event(op_kind::extend, event_type::ok, held.resource(), held.token());
   ok.deadline = ns(held.validity_deadline());
   history_.record(std::move(ok));
 }
 
 std::size_t recorded_client::release(const lock& held, error_code& ec) {
-  history_.record(make(op_kind::release, event_type::invoke, held.resource(), held.token()));
+  history_.record(make_event(op_kind::release, event_type::invoke, held.resource(), held.token()));
   const std::size_t removed = client_.release(held, ec);
-  auto done =
-      make(op_kind::release, ec ? event_type::fail : event_type::ok, held.resource(), held.token());
+  auto done = make_event(op_kind::release, ec ? event_type::fail : event_type::ok, held.resource(),
+                         held.token());
   if (ec) done.err = reason(ec);
   history_.record(std::move(done));
   return removed;

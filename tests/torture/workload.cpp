@@ -238,7 +238,7 @@ class contender {
   void term(crew& mates) {
     const std::string res = "r0";
     auto opts = options();
-    auto invoke = stamped(op_kind::acquire, event_type::invoke, res);
+    auto invoke = make_event(op_kind::acquire, event_type::invoke, res);
     invoke.ttl_ms = opts.lock.ttl.count();
     client_.history().record(invoke);
 
@@ -264,29 +264,18 @@ class contender {
       step_down(election);
       return;
     }
-    auto ok = stamped(op_kind::acquire, event_type::ok, res, held->token());
+    auto ok = make_event(op_kind::acquire, event_type::ok, res, held->token());
     ok.deadline = held->validity_deadline().time_since_epoch().count();
     client_.history().record(ok);
 
     lead(election, *held, term, mates);
 
-    client_.history().record(stamped(op_kind::release, event_type::invoke, res, held->token()));
+    client_.history().record(make_event(op_kind::release, event_type::invoke, res, held->token()));
     const auto stepped = step_down(election);
-    auto done =
-        stamped(op_kind::release, stepped ? event_type::fail : event_type::ok, res, held->token());
+    auto done = make_event(op_kind::release, stepped ? event_type::fail : event_type::ok, res,
+                           held->token());
     if (stepped) done.err = reason(stepped);
     client_.history().record(std::move(done));
-  }
-
-  static event stamped(op_kind op, event_type type, const std::string& res,
-                       const std::string& token = {}) {
-    event e;
-    e.op = op;
-    e.type = type;
-    e.t = now_ns();
-    e.res = res;
-    e.token = token;
-    return e;
   }
 
   // The release's error (errc::lock_lost if the term had lapsed).
