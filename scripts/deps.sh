@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(
   g++ cmake make pkg-config
-  libboost-dev libboost-system-dev libhiredis-dev libfmt-dev catch2
+  libboost-dev libboost-system-dev libhiredis-dev libfmt-dev libcli11-dev catch2
   redis-server redis-tools
 )
 

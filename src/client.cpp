@@ -5,6 +5,9 @@
 #include "detail/node_set.hpp"
 #include "detail/quorum_fsm.hpp"
 #include "detail/release_op.hpp"
+#include "detail/status_op.hpp"
+
+#include <boost/system/system_error.hpp>
 
 namespace redlock {
 
@@ -41,6 +44,27 @@ client::pending client::make_release(lock held, detail::completion<error_code, s
 client::pending client::make_extend(lock held, milliseconds ttl,
                                     detail::completion<error_code, lock> done) {
   return std::make_shared<detail::extend_op>(nodes_, std::move(held), ttl, std::move(done));
+}
+
+client::pending client::make_status(std::string resource, milliseconds timeout,
+                                    detail::completion<error_code, resource_status> done) {
+  return std::make_shared<detail::status_op>(nodes_, std::move(resource), timeout,
+                                             std::move(done));
+}
+
+lock client::adopt(std::string resource, std::string token, const lock_options& options) const {
+  if (token.empty()) throw boost::system::system_error(errc::empty_token);
+  std::vector<std::string> resources{std::move(resource)};
+  if (auto invalid = validate(resources, options, nodes_->config().drift_factor)) {
+    throw boost::system::system_error(invalid);
+  }
+  auto keys = nodes_->keys_for(resources, options.reentrant_owner);
+  // Its deadline is now and unknown: valid() is false until an extend lands.
+  auto state = std::make_shared<detail::lock_state>(
+      nodes_->serial(), std::move(resources), std::move(keys), std::move(token), options.ttl,
+      options.request_timeout, clock::now(), 0, false);
+  return detail::lock_access::make(std::move(state),
+                                   std::vector<node_outcome>(nodes_->size()));
 }
 
 }  // namespace redlock

@@ -78,6 +78,8 @@ class redlock_category final : public boost::system::error_category {
         return "invalid argument: the list of resources names the same resource twice";
       case errc::too_many_resources:
         return "invalid argument: more than 256 resources in one acquire";
+      case errc::empty_token:
+        return "invalid argument: the lock token is empty";
     }
     return "unknown redlock error " + std::to_string(value);
   }

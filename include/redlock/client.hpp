@@ -7,6 +7,7 @@
 #include <redlock/detail/pending_operation.hpp>
 #include <redlock/error.hpp>
 #include <redlock/lock.hpp>
+#include <redlock/status.hpp>
 
 #include <cstddef>
 #include <memory>
@@ -208,6 +209,48 @@ class client {
   template <class CompletionToken>
   auto async_extend(const lock& held, milliseconds ttl, CompletionToken&& token);
 
+  /// A handle for an acquisition known only by its resource and token, such
+  /// as one another process made and passed on (the `redlock acquire`
+  /// command prints its token), so that it can be extended or released
+  /// here. `options` are those it was acquired with: their ttl bounds how
+  /// long a release keeps its deletes for a node that reconnects, their
+  /// request_timeout (or ttl) sets the request timeout, their
+  /// reentrant_owner says it is reentrant.
+  ///
+  /// Nothing is sent: the nodes alone know whether the token holds the
+  /// resource, so the handle claims no validity. It is not valid() until an
+  /// async_extend through it succeeds; that first extend is not refused as
+  /// errc::lock_expired, and its validity counts from its own start. A
+  /// release of a token that no majority holds ends with errc::lock_lost.
+  ///
+  /// Throws boost::system::system_error: errc::empty_token, or the
+  /// invalid-argument errc that async_acquire would report for `resource`
+  /// and `options`.
+  lock adopt(std::string resource, std::string token, const lock_options& options = {}) const;
+
+  /// Reads what every node holds for `resource` (the key's holder and
+  /// remaining TTL), without taking or changing anything.
+  ///
+  /// Handler signature: `void(redlock::error_code, redlock::resource_status)`.
+  ///
+  /// Completion condition: every node answered or failed, or `timeout`
+  /// passed (nodes still silent then read as errc::node_timeout).
+  ///
+  /// Error codes:
+  /// - success: at least a quorum answered;
+  /// - errc::quorum_unreachable: fewer answered (the status still tells
+  ///   what those that did said);
+  /// - errc::empty_resource, errc::invalid_request_timeout (`timeout` not
+  ///   positive), without touching the nodes;
+  /// - boost::asio::error::operation_aborted: cancelled or the client closed.
+  ///
+  /// Per-operation cancellation (Boost >= 1.77 slot): completes at once with
+  /// operation_aborted.
+  ///
+  /// The handler is never invoked from inside this function.
+  template <class CompletionToken>
+  auto async_status(std::string resource, milliseconds timeout, CompletionToken&& token);
+
  private:
   friend class keeper;
   using pending = std::shared_ptr<detail::pending_operation>;
@@ -215,6 +258,8 @@ class client {
                        detail::completion<error_code, lock> done);
   pending make_release(lock held, detail::completion<error_code, std::size_t> done);
   pending make_extend(lock held, milliseconds ttl, detail::completion<error_code, lock> done);
+  pending make_status(std::string resource, milliseconds timeout,
+                      detail::completion<error_code, resource_status> done);
 
   executor_type executor_;
   std::shared_ptr<detail::node_set> nodes_;

@@ -51,6 +51,7 @@ enum class errc {
   no_resources,          ///< A multi-resource acquire was given no resources.
   duplicate_resource,    ///< A multi-resource acquire names the same resource twice.
   too_many_resources,    ///< A multi-resource acquire names more than max_resources resources.
+  empty_token,           ///< client::adopt was given an empty token.
 };
 
 /// The category of #errc. Its name is "redlock".

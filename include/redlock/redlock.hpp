@@ -11,3 +11,4 @@
 #include <redlock/lock.hpp>
 #include <redlock/periodic.hpp>
 #include <redlock/run_exclusive.hpp>
+#include <redlock/status.hpp>

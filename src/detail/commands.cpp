@@ -246,6 +246,19 @@ std::string extend_command(const held_keys& held, std::string_view token,
                         token, {ms.view()});
 }
 
+std::string_view status_script() {
+  return "local kind = redis.call('type', KEYS[1])['ok']\n"
+         "if kind == 'none' then return 'none' end\n"
+         "local holder = ''\n"
+         "if kind == 'string' then holder = redis.call('get', KEYS[1])\n"
+         "elseif kind == 'hash' then holder = redis.call('hget', KEYS[1], 'owner') or '' end\n"
+         "return kind .. ' ' .. redis.call('pttl', KEYS[1]) .. ' ' .. holder\n";
+}
+
+std::string status_command(std::string_view key) {
+  return format_command({"EVAL", status_script(), "1", key});
+}
+
 std::string auth_command(std::string_view username, std::string_view password) {
   if (username.empty()) return format_command({"AUTH", password});
   return format_command({"AUTH", username, password});

@@ -46,6 +46,10 @@ std::string_view reentrant_extend_script();
 std::string_view release_script();
 std::string_view reentrant_release_script();
 
+/// Reads a key without changing it; answers "none" when there is no key,
+/// else "<type> <pttl> <holder>": the string's value, or a hash's `owner`.
+std::string_view status_script();
+
 /// RESP encoding of one command (formatted by hiredis).
 std::string format_command(std::span<const std::string_view> args);
 std::string format_command(std::initializer_list<std::string_view> args);
@@ -69,6 +73,9 @@ std::string release_command(const held_keys& held, std::string_view token,
 std::string release_channel(std::string_view key);
 std::string extend_command(const held_keys& held, std::string_view token,
                            std::chrono::milliseconds ttl);
+
+/// One call of status_script() on `key`.
+std::string status_command(std::string_view key);
 
 /// Connection set-up.
 std::string auth_command(std::string_view username, std::string_view password);

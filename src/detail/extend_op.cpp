@@ -44,7 +44,9 @@ void extend_op::run() {
   const auto start = clock::now();
   // Read now, not when the operation was made: an extend that ran in
   // between may have moved it.
-  const auto deadline = state->deadline();
+  // An adopted handle's first extend has no validity to stay within.
+  const auto deadline =
+      state->validity_known.load() ? state->deadline() : clock::time_point::max();
   if (start >= deadline) return finish(errc::lock_expired);
 
   round_.emplace(nodes_->size(), extend_rules(ttl_, nodes_->config().drift_factor, deadline));
@@ -58,7 +60,7 @@ void extend_op::run() {
       self->decided(self->round_->on_vote(i, extend_vote(ec, r), clock::now()));
     });
   }
-  timer_.expires_at(std::min(start + effective_request_timeout(options), deadline));
+  timer_.expires_at(std::min(start + state->request_timeout_for(ttl_), deadline));
   timer_.async_wait([self](error_code ec) {
     if (ec || self->completed()) return;
     self->refresh_never_holders();

@@ -4,6 +4,7 @@
 
 #include "detail/commands.hpp"
 
+#include <redlock/config.hpp>
 #include <redlock/lock.hpp>
 
 #include <algorithm>
@@ -29,20 +30,26 @@ class lock_watcher {
 /// Written on the client's strand, read from any thread.
 struct lock_state {
   lock_state(std::uint64_t client, std::vector<std::string> resources, held_keys keys,
-             std::string token, std::chrono::milliseconds ttl, clock::time_point deadline,
-             std::uint64_t held_elsewhere_at_acquire)
+             std::string token, std::chrono::milliseconds ttl,
+             std::chrono::milliseconds request_timeout, clock::time_point deadline,
+             std::uint64_t held_elsewhere_at_acquire, bool validity_known = true)
       : client(client),
         resources(std::move(resources)),
         keys(std::move(keys)),
         token(std::move(token)),
+        request_timeout(request_timeout),
         held_elsewhere_at_acquire(held_elsewhere_at_acquire),
         ttl_ms(ttl.count()),
-        deadline_ns(deadline.time_since_epoch().count()) {}
+        deadline_ns(deadline.time_since_epoch().count()),
+        validity_known(validity_known) {}
 
   const std::uint64_t client;                ///< node_set::serial() of the client that acquired it.
   const std::vector<std::string> resources;  ///< Never empty.
   const held_keys keys;  ///< What it holds on each node (the owner for a reentrant lock).
   const std::string token;
+  /// lock_options::request_timeout of the acquire (0: derived from the TTL),
+  /// also used by its extends and release.
+  const std::chrono::milliseconds request_timeout;
   /// Bit i: another owner's key refused our SET on node i, so our key was
   /// never there (an extend cannot count that node as a possible holder).
   /// Also set by refusals that arrive after the quorum. Strand only.
@@ -56,8 +63,20 @@ struct lock_state {
   }
   std::atomic<std::chrono::milliseconds::rep> ttl_ms;
   std::atomic<clock::rep> deadline_ns;
+  /// False for a handle adopted by token (client::adopt) until an extend
+  /// through it lands: its deadline is then no bound on anything yet.
+  std::atomic<bool> validity_known;
   std::atomic<bool> released{false};
   std::atomic<bool> found_lost{false};  ///< Written on the strand only.
+
+  /// The request timeout of an operation on this lock whose TTL is `ttl`.
+  std::chrono::milliseconds request_timeout_for(std::chrono::milliseconds ttl) const noexcept {
+    lock_options timing;
+    timing.ttl = ttl;
+    // A timeout chosen for a longer TTL must still leave this one room.
+    if (request_timeout < ttl) timing.request_timeout = request_timeout;
+    return effective_request_timeout(timing);
+  }
 
   clock::time_point deadline() const noexcept {
     return clock::time_point(clock::duration(deadline_ns.load(std::memory_order_acquire)));
@@ -69,6 +88,7 @@ struct lock_state {
   void extended(std::chrono::milliseconds ttl, clock::time_point deadline) noexcept {
     if (found_lost.load(std::memory_order_acquire)) return;
     ttl_ms.store(ttl.count(), std::memory_order_relaxed);
+    validity_known.store(true, std::memory_order_release);
     const auto wanted = deadline.time_since_epoch().count();
     auto seen = deadline_ns.load(std::memory_order_acquire);
     while (seen < wanted && !deadline_ns.compare_exchange_weak(seen, wanted)) {

@@ -40,9 +40,7 @@ void release_op::run() {
     }
     for (const auto& key : keys.keys) nodes_->wakeups().released_here(key);
   }
-  lock_options timing;
-  timing.ttl = held_.ttl();
-  timer_.expires_after(effective_request_timeout(timing));
+  timer_.expires_after(state->request_timeout_for(held_.ttl()));
   timer_.async_wait([self](error_code ec) {
     if (ec || self->completed()) return;
     // Too few answers to know: the undelivered deletes stay queued.

@@ -62,4 +62,18 @@ auto client::async_extend(const lock& held, milliseconds ttl, CompletionToken&& 
       token, held, ttl);
 }
 
+template <class CompletionToken>
+auto client::async_status(std::string resource, milliseconds timeout, CompletionToken&& token) {
+  return boost::asio::async_initiate<CompletionToken, void(error_code, resource_status)>(
+      [this](auto handler, std::string resource, milliseconds timeout) {
+        auto slot = detail::cancellation_slot_of(handler);
+        auto op = make_status(std::move(resource), timeout,
+                              detail::make_completion<error_code, resource_status>(
+                                  std::move(handler), executor_));
+        detail::bind_cancellation(slot, op);
+        op->launch();
+      },
+      token, std::move(resource), timeout);
+}
+
 }  // namespace redlock

@@ -1,0 +1,106 @@
+#include "options.hpp"
+
+#include "duration.hpp"
+
+#include <algorithm>
+#include <iostream>
+#include <stdexcept>
+
+namespace redlock::args {
+
+CLI::Option* add_duration(CLI::App& app, const std::string& name,
+                          std::chrono::milliseconds& target, const std::string& description) {
+  auto* option = app.add_option_function<std::string>(
+      name,
+      [&target, name](const std::string& text) {
+        try {
+          target = parse_duration(text);
+        } catch (const std::invalid_argument& e) {
+          throw CLI::ValidationError(name, e.what());
+        }
+      },
+      description);
+  option->type_name("DUR")->default_str(format_duration(target));
+  return option;
+}
+
+CLI::Option* add_nodes(CLI::App& app, std::vector<node_config>& target,
+                       const std::string& description, const std::string& env) {
+  auto* option = app.add_option_function<std::vector<std::string>>(
+      "--nodes",
+      [&target](const std::vector<std::string>& lists) {
+        target.clear();
+        for (const auto& list : lists) {
+          try {
+            auto parsed = parse_nodes(list);
+            target.insert(target.end(), parsed.begin(), parsed.end());
+          } catch (const std::invalid_argument& e) {
+            throw CLI::ValidationError("--nodes", e.what());
+          }
+        }
+      },
+      description);
+  option->type_name("H:P[,H:P...]");
+  if (!env.empty()) option->envname(env);
+  return option;
+}
+
+CLI::Option* add_endpoint(CLI::App& app, const std::string& name, std::optional<node_config>& target,
+                          const std::string& description) {
+  auto* option = app.add_option_function<std::string>(
+      name,
+      [&target, name](const std::string& text) {
+        try {
+          target = parse_node(text);
+        } catch (const std::invalid_argument& e) {
+          throw CLI::ValidationError(name, e.what());
+        }
+      },
+      description);
+  option->type_name("H:P");
+  return option;
+}
+
+int usage_error(const CLI::App& app, const std::string& what) {
+  const auto* root = &app;
+  while (root->get_parent() != nullptr) root = root->get_parent();
+  std::cerr << root->get_name() << ": " << what << " (see --help)\n";
+  return 2;
+}
+
+namespace {
+
+std::optional<int> report(CLI::App& app, const CLI::ParseError& e) {
+  if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) {
+    app.exit(e);  // --help or --version, printed on stdout
+    return 0;
+  }
+  // CLI11 names the option in its message; keep it to one line.
+  std::string what = e.what();
+  std::replace(what.begin(), what.end(), '\n', ' ');
+  return usage_error(app, what);
+}
+
+}  // namespace
+
+std::optional<int> parse(CLI::App& app, int argc, const char* const* argv) {
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return report(app, e);
+  }
+  return std::nullopt;
+}
+
+std::optional<int> parse(CLI::App& app, std::vector<std::string> arguments) {
+  // CLI11 takes the arguments last to first.
+  std::reverse(arguments.begin(), arguments.end());
+  try {
+    app.parse(arguments);
+  } catch (const CLI::ParseError& e) {
+    return report(app, e);
+  }
+  return std::nullopt;
+}
+
+}  // namespace redlock::args
