@@ -1,0 +1,225 @@
+#include "exec_command.hpp"
+
+#include "child_process.hpp"
+#include "exit_codes.hpp"
+
+#include "args/duration.hpp"
+
+#include <redlock/keeper.hpp>
+
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <fmt/format.h>
+
+#include <csignal>
+#include <cstring>
+#include <memory>
+#include <stop_token>
+#include <system_error>
+
+namespace redlock::cli {
+
+namespace args = redlock::args;
+
+lock_options with_wait(lock_options options, std::optional<std::chrono::milliseconds> wait) {
+  using std::chrono::milliseconds;
+  if (wait && wait->count() == 0) {
+    options.retry = retry_policy::try_once();
+    return options;
+  }
+  // A release wakes the waiter at once; the delays only pace the attempts
+  // while a holder that crashed lets its key expire.
+  options.retry = retry_policy::exponential(milliseconds{100}, milliseconds{1000}, 0);
+  options.wait_timeout = wait.value_or(milliseconds{0});
+  return options;
+}
+
+namespace {
+
+/// One run of `redlock exec`, driven by events on the io_context: the
+/// acquire, signals to redlock, the child's end, the lost-lock signal and
+/// the grace timer.
+class exec_run {
+ public:
+  exec_run(session& s, const exec_arguments& arguments)
+      : session_(s),
+        arguments_(arguments),
+        forwarded_(s.io(), SIGINT, SIGTERM, SIGHUP),
+        child_ended_(s.io(), SIGCHLD),
+        grace_timer_(s.io()) {}
+
+  int run() {
+    auto options = with_wait(session_.lock_options_for(arguments_.resource, arguments_.ttl),
+                             arguments_.wait);
+    keep_options keep;
+    keep.max_hold = arguments_.max_hold;
+    if (validate(keep, options.ttl, session_.options().drift_factor)) {
+      throw usage_problem{"--max-hold must not be negative"};
+    }
+    options.stop = stop_waiting_.get_token();
+    wait_for_signal();
+    session_.client().async_acquire(arguments_.resource, options,
+                                    [this](error_code ec, lock held) { acquired(ec, held); });
+    session_.io().run();
+    return exit_status_;
+  }
+
+ private:
+  void wait_for_signal() {
+    forwarded_.async_wait([this](error_code ec, int signal_number) {
+      if (ec) return;
+      on_signal(signal_number);
+      wait_for_signal();
+    });
+  }
+
+  void on_signal(int signal_number) {
+    if (child_) {
+      // CMD decides what the signal means; the lock is released once it ends.
+      child_->signal_group(signal_number);
+    } else if (!interrupted_by_) {
+      interrupted_by_ = signal_number;
+      stop_waiting_.request_stop();  // the acquire undoes what it set, then ends
+    }
+  }
+
+  void acquired(error_code ec, lock held) {
+    if (interrupted_by_) {
+      if (!ec) {
+        // Acquired as the signal arrived: CMD never runs.
+        return release_without_running(std::move(held), signalled(interrupted_by_));
+      }
+      return end(signalled(interrupted_by_));
+    }
+    if (ec) {
+      if (ec == errc::not_acquired) {
+        if (!arguments_.wait || arguments_.wait->count() > 0) {
+          session_.say(fmt::format("{} is still held elsewhere; gave up waiting",
+                                   arguments_.resource));
+        } else {
+          session_.say(fmt::format("{} is held elsewhere", arguments_.resource));
+        }
+        return end(arguments_.conflict_exit_code);
+      }
+      session_.error(fmt::format("could not acquire {}: {}", arguments_.resource,
+                                 is_invalid_argument(ec) ? describe_invalid(ec) : ec.message()));
+      return end(exit_status_for(ec));
+    }
+    start_command(std::move(held));
+  }
+
+  void start_command(lock held) {
+    keep_options keep;
+    keep.max_hold = arguments_.max_hold;
+    keep.on_lost = [this](error_code reason) { lost(reason); };
+    keeper_ = keeper(session_.client(), held, std::move(keep));
+    const auto validity = held.remaining_validity();
+    try {
+      child_ = std::make_unique<child_process>(
+          arguments_.command,
+          std::vector<std::pair<std::string, std::string>>{
+              {"REDLOCK_RESOURCE", arguments_.resource},
+              {"REDLOCK_TOKEN", held.token()},
+              {"REDLOCK_VALIDITY_MS", std::to_string(validity.count())}});
+    } catch (const std::system_error& e) {
+      session_.error(fmt::format("cannot run '{}': {}", arguments_.command.front(),
+                                 std::strerror(e.code().value())));
+      const int status = e.code().value() == ENOENT ? command_not_found : cannot_execute;
+      return release(status);
+    }
+    if (session_.options().verbose) {
+      session_.say(fmt::format("acquired {} (valid for {} ms); running pid {}",
+                               arguments_.resource, validity.count(), child_->pid()));
+    }
+    wait_for_child();
+  }
+
+  void wait_for_child() {
+    child_ended_.async_wait([this](error_code ec, int) {
+      if (ec) return;
+      if (auto status = child_->try_wait()) return child_finished(*status);
+      wait_for_child();
+    });
+  }
+
+  void lost(error_code reason) {
+    if (!child_ || lost_reason_) return;
+    lost_reason_ = reason;
+    const bool hold_limit = reason == errc::hold_limit_reached;
+    session_.error(fmt::format(
+        "{} on {} ({}); terminating the command: SIGTERM now, SIGKILL after {}",
+        hold_limit ? "--max-hold reached" : "lock lost", arguments_.resource, reason.message(),
+        args::format_duration(arguments_.grace)));
+    child_->signal_group(SIGTERM);
+    grace_timer_.expires_after(arguments_.grace);
+    grace_timer_.async_wait([this](error_code ec) {
+      if (!ec && child_) child_->signal_group(SIGKILL);
+    });
+  }
+
+  void child_finished(int status) {
+    grace_timer_.cancel();
+    if (session_.options().verbose) session_.say(fmt::format("command exited with {}", status));
+    release(lost_reason_ ? arguments_.lost_exit_code : status);
+  }
+
+  void release(int status) {
+    keeper_.async_release([this, status](error_code ec, std::size_t) {
+      released(ec, status);
+    });
+  }
+
+  void release_without_running(lock held, int status) {
+    session_.client().async_release(held, [this, status](error_code ec, std::size_t) {
+      released(ec, status);
+    });
+  }
+
+  void released(error_code ec, int status) {
+    if (ec == errc::lock_lost && !lost_reason_) {
+      // The keeper's signal would have come first if the validity had run
+      // out; a majority lost our key some other way (a node restarted
+      // empty, a key deleted by hand).
+      session_.error(fmt::format("{} was no longer held when released: the command may have run "
+                                 "without the lock",
+                                 arguments_.resource));
+      return end(arguments_.lost_exit_code);
+    }
+    if (ec && ec != errc::lock_lost) {
+      session_.warn(fmt::format("release of {} was not confirmed ({}); its keys expire with their "
+                                "TTL",
+                                arguments_.resource, ec.message()));
+    }
+    end(status);
+  }
+
+  void end(int status) {
+    exit_status_ = status;
+    forwarded_.cancel();
+    child_ended_.cancel();
+    grace_timer_.cancel();
+    keeper_.stop();
+    session_.client().close();
+  }
+
+  session& session_;
+  const exec_arguments& arguments_;
+  boost::asio::signal_set forwarded_;
+  boost::asio::signal_set child_ended_;
+  boost::asio::steady_timer grace_timer_;
+  std::stop_source stop_waiting_;
+  int interrupted_by_ = 0;
+  keeper keeper_;
+  std::unique_ptr<child_process> child_;
+  error_code lost_reason_;
+  int exit_status_ = 0;
+};
+
+}  // namespace
+
+int run_exec(session& s, const exec_arguments& arguments) {
+  exec_run run(s, arguments);
+  return run.run();
+}
+
+}  // namespace redlock::cli

@@ -1,0 +1,31 @@
+// `redlock exec`: runs a command while holding a lock, like flock(1).
+#pragma once
+
+#include "session.hpp"
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace redlock::cli {
+
+struct exec_arguments {
+  std::string resource;
+  std::vector<std::string> command;
+  std::chrono::milliseconds ttl{30000};
+  /// Unset: wait as long as it takes; 0: one attempt.
+  std::optional<std::chrono::milliseconds> wait;
+  std::chrono::milliseconds max_hold{0};
+  std::chrono::milliseconds grace{5000};
+  int conflict_exit_code = 1;
+  int lost_exit_code = 3;
+};
+
+/// Lock options for waiting as the --wait / -n arguments say.
+lock_options with_wait(lock_options options, std::optional<std::chrono::milliseconds> wait);
+
+/// Runs the command; returns redlock's exit status.
+int run_exec(session& s, const exec_arguments& arguments);
+
+}  // namespace redlock::cli

@@ -1,0 +1,158 @@
+// redlock: a distributed flock(1) over N independent Redis masters.
+// See docs/cli.md (and redlock(1)) for every command, option and exit code.
+
+#include "exec_command.hpp"
+#include "exit_codes.hpp"
+#include "session.hpp"
+#include "status_command.hpp"
+#include "token_commands.hpp"
+
+#include "args/options.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <exception>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace redlock::cli;
+namespace args = redlock::args;
+
+constexpr auto wait_help =
+    "Give up when the lock is still held elsewhere after DUR (default: wait as long as it takes)";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Everything after the first "--" is the command of `exec`, never options.
+  std::vector<std::string> arguments(argv + 1, argv + argc);
+  std::vector<std::string> command;
+  const auto separator = std::find(arguments.begin(), arguments.end(), "--");
+  const bool has_separator = separator != arguments.end();
+  if (has_separator) {
+    command.assign(separator + 1, arguments.end());
+    arguments.erase(separator, arguments.end());
+  }
+
+  CLI::App app{"A distributed lock (Redlock) over N independent Redis masters.", "redlock"};
+  app.set_version_flag("--version", "redlock " REDLOCK_VERSION);
+  app.require_subcommand(1);
+  app.footer(
+      "Exit status: 0 done, 1 held elsewhere / not ours, 2 usage or configuration error, 3 lock "
+      "lost or expired, 4 nodes unreachable; exec returns its command's status. See redlock(1).");
+
+  global_options global;
+  args::add_nodes(app, global.nodes, "Redis masters, comma-separated (at least 3, an odd number)",
+                  "REDLOCK_NODES");
+  app.add_option("--prefix", global.prefix, "Key prefix: the key of RESOURCE is PREFIX+RESOURCE");
+  app.add_option("--user", global.user, "ACL user name (needs --password-env)");
+  app.add_option("--password-env", global.password_env,
+                 "Name of the environment variable holding the password");
+  args::add_duration(app, "--timeout", global.request_timeout,
+                     "Per-node request timeout (default: TTL/20, at most 500ms)")
+      ->default_str("");
+  args::add_duration(app, "--connect-timeout", global.connect_timeout, "Connection timeout");
+  app.add_option("--drift-factor", global.drift_factor,
+                 "Clock drift allowance: drift = TTL * F + 2ms")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
+  auto* verbose = app.add_flag("-v,--verbose", global.verbose, "Say what happens, on stderr");
+  app.add_flag("-q,--quiet", global.quiet, "Print errors only")->excludes(verbose);
+
+  // exec
+  exec_arguments exec_args;
+  auto* exec = app.add_subcommand(
+      "exec", "Run CMD while holding RESOURCE, kept extended; release when it exits");
+  exec->footer("Usage: redlock [OPTIONS] exec [EXEC-OPTIONS] RESOURCE -- CMD [ARGS...]");
+  exec->add_option("RESOURCE", exec_args.resource, "The resource to lock")->required();
+  args::add_duration(*exec, "--ttl", exec_args.ttl, "TTL of the lock and of each extension");
+  std::chrono::milliseconds exec_wait{0};
+  auto* exec_wait_option = args::add_duration(*exec, "--wait", exec_wait, wait_help);
+  exec_wait_option->default_str("");
+  bool exec_no_wait = false;
+  exec->add_flag("-n,--no-wait", exec_no_wait, "Same as --wait 0: one attempt")
+      ->excludes(exec_wait_option);
+  args::add_duration(*exec, "--max-hold", exec_args.max_hold,
+                     "Cap on the total hold time; reaching it counts as losing the lock (0: none)");
+  args::add_duration(*exec, "--grace", exec_args.grace,
+                     "After a loss: time between SIGTERM and SIGKILL to CMD's process group");
+  exec->add_option("--conflict-exit-code", exec_args.conflict_exit_code,
+                   "Exit status when the lock is held elsewhere")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 255));
+  exec->add_option("--lost-exit-code", exec_args.lost_exit_code,
+                   "Exit status when the lock is lost while CMD runs")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 255));
+
+  // acquire, extend, release
+  token_arguments token_args;
+  auto* acquire = app.add_subcommand(
+      "acquire", "Acquire RESOURCE; print its token on stdout (the validity on stderr)");
+  acquire->add_option("RESOURCE", token_args.resource, "The resource to lock")->required();
+  args::add_duration(*acquire, "--ttl", token_args.ttl, "TTL of the lock");
+  std::chrono::milliseconds acquire_wait{0};
+  auto* acquire_wait_option = args::add_duration(*acquire, "--wait", acquire_wait, wait_help);
+  acquire_wait_option->default_str("");
+  bool acquire_no_wait = false;
+  acquire->add_flag("-n,--no-wait", acquire_no_wait, "Same as --wait 0: one attempt")
+      ->excludes(acquire_wait_option);
+
+  auto* extend = app.add_subcommand("extend", "Extend the lock TOKEN holds on RESOURCE");
+  extend->add_option("RESOURCE", token_args.resource, "The locked resource")->required();
+  extend->add_option("TOKEN", token_args.token, "The token `redlock acquire` printed")->required();
+  args::add_duration(*extend, "--ttl", token_args.ttl, "New TTL, from now");
+
+  auto* release = app.add_subcommand("release", "Release the lock TOKEN holds on RESOURCE");
+  release->add_option("RESOURCE", token_args.resource, "The locked resource")->required();
+  release->add_option("TOKEN", token_args.token, "The token `redlock acquire` printed")
+      ->required();
+
+  // status
+  status_arguments status_args;
+  auto* status = app.add_subcommand(
+      "status", "Show each node's holder and TTL for RESOURCE, and whether a quorum holds it");
+  status->add_option("RESOURCE", status_args.resource, "The resource")->required();
+  status->add_flag("--json", status_args.json, "One JSON object instead of a table");
+
+  if (auto exit_status = args::parse(app, arguments)) return *exit_status;
+  if (has_separator && !exec->parsed()) {
+    return args::usage_error(app, "'--' only separates the command of exec");
+  }
+  if (exec->parsed() && (!has_separator || command.empty())) {
+    return args::usage_error(*exec, "exec: missing '-- CMD [ARGS...]' after RESOURCE");
+  }
+  exec_args.command = command;
+  if (exec_no_wait || acquire_no_wait) {
+    exec_args.wait = token_args.wait = std::chrono::milliseconds{0};
+  }
+  if (exec_wait_option->count() > 0) exec_args.wait = exec_wait;
+  if (acquire_wait_option->count() > 0) token_args.wait = acquire_wait;
+
+  try {
+    session s(global);
+    int exit_status = usage;
+    if (exec->parsed()) {
+      exit_status = run_exec(s, exec_args);
+    } else if (acquire->parsed()) {
+      exit_status = run_acquire(s, token_args);
+    } else if (extend->parsed()) {
+      exit_status = run_extend(s, token_args);
+    } else if (release->parsed()) {
+      exit_status = run_release(s, token_args);
+    } else if (status->parsed()) {
+      exit_status = run_status(s, status_args);
+    }
+    s.finish();
+    return exit_status;
+  } catch (const usage_problem& problem) {
+    return args::usage_error(app, problem.what);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "redlock: %s\n", e.what());
+    return unreachable;
+  }
+}

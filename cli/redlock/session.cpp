@@ -1,0 +1,111 @@
+#include "session.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+namespace redlock::cli {
+
+std::string describe_invalid(error_code ec) {
+  if (ec == errc::empty_resource) return "RESOURCE must not be empty";
+  if (ec == errc::empty_token) return "TOKEN must not be empty";
+  if (ec == errc::invalid_ttl) return "--ttl must be positive";
+  if (ec == errc::ttl_within_drift) return "--ttl must exceed the clock-drift allowance";
+  if (ec == errc::invalid_request_timeout) return "--timeout must be shorter than --ttl";
+  if (ec == errc::invalid_drift_factor) return "--drift-factor must be in [0, 1)";
+  if (ec == errc::invalid_keep_options) return "--max-hold must not be negative";
+  if (ec == errc::authentication_failed) {
+    return "the nodes refused the credentials (--user, --password-env)";
+  }
+  return ec.message();
+}
+
+namespace {
+
+std::string node_error_option(const config_error& e) {
+  if (e.code() == errc::invalid_drift_factor) return "--drift-factor: ";
+  if (e.code() == errc::invalid_retry_policy) return "--connect-timeout: ";
+  return "--nodes: ";
+}
+
+}  // namespace
+
+session::session(const global_options& options) : options_(options) {
+  client_config config;
+  config.nodes = options.nodes;
+  if (config.nodes.empty()) throw usage_problem{"--nodes (or REDLOCK_NODES) is required"};
+  std::string password;
+  if (!options.password_env.empty()) {
+    const char* value = std::getenv(options.password_env.c_str());
+    if (value == nullptr) {
+      throw usage_problem{
+          fmt::format("--password-env: environment variable {} is not set", options.password_env)};
+    }
+    password = value;
+  } else if (!options.user.empty()) {
+    throw usage_problem{"--user needs --password-env"};
+  }
+  for (auto& node : config.nodes) {
+    node.username = options.user;
+    node.password = password;
+  }
+  config.key_prefix = options.prefix;
+  config.drift_factor = options.drift_factor;
+  config.connect_timeout = options.connect_timeout;
+  const bool verbose = options.verbose;
+  const bool quiet = options.quiet;
+  config.log = [verbose, quiet](log_level level, std::string_view line) {
+    const auto least = verbose ? log_level::debug : quiet ? log_level::error : log_level::warning;
+    if (level < least) return;
+    if (line.starts_with("redlock")) {
+      fmt::print(stderr, "{}\n", line);
+    } else {
+      fmt::print(stderr, "redlock: {}\n", line);
+    }
+  };
+  try {
+    client_ = std::make_unique<redlock::client>(io_.get_executor(), std::move(config));
+  } catch (const config_error& e) {
+    throw usage_problem{node_error_option(e) + e.what()};
+  }
+}
+
+session::~session() = default;
+
+void session::say(const std::string& message) const {
+  if (!options_.quiet) fmt::print(stderr, "redlock: {}\n", message);
+}
+
+void session::warn(const std::string& message) const {
+  if (!options_.quiet) fmt::print(stderr, "redlock: warning: {}\n", message);
+}
+
+void session::error(const std::string& message) const {
+  fmt::print(stderr, "redlock: {}\n", message);
+}
+
+lock_options session::lock_options_for(const std::string& resource,
+                                       std::chrono::milliseconds ttl) const {
+  lock_options options;
+  options.ttl = ttl;
+  options.request_timeout = options_.request_timeout;
+  if (auto invalid = validate(resource, options, options_.drift_factor)) {
+    throw usage_problem{describe_invalid(invalid)};
+  }
+  return options;
+}
+
+void session::run_until(const bool& finished) {
+  io_.restart();
+  while (!finished && io_.run_one() > 0) {
+  }
+}
+
+void session::finish() {
+  client_->close();
+  io_.restart();
+  io_.run();
+}
+
+}  // namespace redlock::cli

@@ -1,0 +1,73 @@
+// What every command shares: the global options, the client built from
+// them, and the io_context it runs on (the tool is single-threaded).
+#pragma once
+
+#include <redlock/client.hpp>
+
+#include <boost/asio/io_context.hpp>
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace redlock::cli {
+
+/// The options given before the command.
+struct global_options {
+  std::vector<node_config> nodes;
+  std::string prefix;
+  std::string user;
+  std::string password_env;
+  std::chrono::milliseconds request_timeout{0};  ///< 0: derived from the TTL.
+  std::chrono::milliseconds connect_timeout{1000};
+  double drift_factor = 0.01;
+  bool verbose = false;
+  bool quiet = false;
+};
+
+/// A command's arguments were wrong in a way only seen after parsing; the
+/// message names the argument.
+struct usage_problem {
+  std::string what;
+};
+
+class session {
+ public:
+  /// Throws usage_problem for a bad configuration (no nodes, a password
+  /// variable that is not set, ...).
+  explicit session(const global_options& options);
+  ~session();
+  session(const session&) = delete;
+  session& operator=(const session&) = delete;
+
+  boost::asio::io_context& io() noexcept { return io_; }
+  redlock::client& client() noexcept { return *client_; }
+  const global_options& options() const noexcept { return options_; }
+
+  /// Prints "redlock: <message>" on stderr unless --quiet (errors always).
+  void say(const std::string& message) const;
+  void warn(const std::string& message) const;
+  void error(const std::string& message) const;
+
+  /// Lock options for a command's --ttl and the global --timeout; throws
+  /// usage_problem naming the argument when the library would refuse them.
+  lock_options lock_options_for(const std::string& resource, std::chrono::milliseconds ttl) const;
+
+  /// Runs the io_context until `finished` turns true.
+  void run_until(const bool& finished);
+  /// Closes the client and runs the io_context until its work is done
+  /// (deletes already queued are written out first).
+  void finish();
+
+ private:
+  global_options options_;
+  boost::asio::io_context io_;
+  std::unique_ptr<redlock::client> client_;
+};
+
+/// The message for an invalid-argument error code, naming the option.
+std::string describe_invalid(error_code ec);
+
+}  // namespace redlock::cli

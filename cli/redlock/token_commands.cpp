@@ -1,0 +1,138 @@
+#include "token_commands.hpp"
+
+#include "exec_command.hpp"
+#include "exit_codes.hpp"
+
+#include <boost/asio/signal_set.hpp>
+#include <boost/system/system_error.hpp>
+#include <fmt/format.h>
+
+#include <csignal>
+#include <cstdio>
+#include <stop_token>
+
+namespace redlock::cli {
+namespace {
+
+/// Tells apart the two reasons a token no longer holds: another holder
+/// has the resource on a quorum now (1), or nobody does (3: expired).
+int lost_or_taken(session& s, const std::string& resource, const std::string& token) {
+  int status = lost;
+  const auto timeout = s.options().request_timeout.count() > 0 ? s.options().request_timeout
+                                                               : std::chrono::milliseconds{500};
+  bool finished = false;
+  s.client().async_status(resource, timeout, [&](error_code ec, resource_status found) {
+    if (!ec && found.quorum_holder && *found.quorum_holder != token) status = held_elsewhere;
+    finished = true;
+  });
+  s.run_until(finished);
+  if (status == held_elsewhere) {
+    s.error(fmt::format("{} is held by another token", resource));
+  } else {
+    s.error(fmt::format("{} is not held by this token on a majority (expired or released)",
+                        resource));
+  }
+  return status;
+}
+
+lock adopted(session& s, const token_arguments& arguments) {
+  try {
+    return s.client().adopt(arguments.resource, arguments.token,
+                            s.lock_options_for(arguments.resource, arguments.ttl));
+  } catch (const boost::system::system_error& e) {
+    throw usage_problem{describe_invalid(e.code())};
+  }
+}
+
+}  // namespace
+
+int run_acquire(session& s, const token_arguments& arguments) {
+  auto options = with_wait(s.lock_options_for(arguments.resource, arguments.ttl), arguments.wait);
+  std::stop_source stop;
+  options.stop = stop.get_token();
+  int interrupted_by = 0;
+  boost::asio::signal_set interrupts(s.io(), SIGINT, SIGTERM, SIGHUP);
+  interrupts.async_wait([&](error_code ec, int signal_number) {
+    if (ec) return;
+    interrupted_by = signal_number;
+    stop.request_stop();  // an attempt in flight is undone first
+  });
+  error_code result;
+  lock held;
+  bool finished = false;
+  s.client().async_acquire(arguments.resource, options, [&](error_code ec, lock l) {
+    result = ec;
+    held = std::move(l);
+    interrupts.cancel();
+    finished = true;
+  });
+  s.run_until(finished);
+  if (interrupted_by != 0) {
+    if (!result) {
+      finished = false;
+      s.client().async_release(held, [&](error_code, std::size_t) { finished = true; });
+      s.run_until(finished);
+    }
+    return signalled(interrupted_by);
+  }
+  if (result == errc::not_acquired) {
+    s.say(fmt::format("{} is held elsewhere", arguments.resource));
+    return held_elsewhere;
+  }
+  if (result) {
+    s.error(fmt::format("could not acquire {}: {}", arguments.resource,
+                        is_invalid_argument(result) ? describe_invalid(result) : result.message()));
+    return exit_status_for(result);
+  }
+  std::printf("%s\n", held.token().c_str());
+  std::fflush(stdout);
+  s.say(fmt::format("acquired {}; valid for {} ms", arguments.resource,
+                    held.remaining_validity().count()));
+  return done;
+}
+
+int run_extend(session& s, const token_arguments& arguments) {
+  const auto handle = adopted(s, arguments);
+  error_code result;
+  lock extended;
+  bool finished = false;
+  s.client().async_extend(handle, arguments.ttl, [&](error_code ec, lock l) {
+    result = ec;
+    extended = std::move(l);
+    finished = true;
+  });
+  s.run_until(finished);
+  if (result == errc::lock_lost) return lost_or_taken(s, arguments.resource, arguments.token);
+  if (result) {
+    s.error(fmt::format("could not extend {}: {}", arguments.resource,
+                        is_invalid_argument(result) ? describe_invalid(result) : result.message()));
+    return exit_status_for(result);
+  }
+  s.say(fmt::format("extended {}; valid for {} ms", arguments.resource,
+                    extended.remaining_validity().count()));
+  return done;
+}
+
+int run_release(session& s, const token_arguments& arguments) {
+  const auto handle = adopted(s, arguments);
+  error_code result;
+  std::size_t removed = 0;
+  bool finished = false;
+  s.client().async_release(handle, [&](error_code ec, std::size_t n) {
+    result = ec;
+    removed = n;
+    finished = true;
+  });
+  s.run_until(finished);
+  if (result == errc::lock_lost) return lost_or_taken(s, arguments.resource, arguments.token);
+  if (result) {
+    s.error(fmt::format("could not release {}: {}", arguments.resource, result.message()));
+    return exit_status_for(result);
+  }
+  if (s.options().verbose) {
+    s.say(fmt::format("released {} on {} node(s)", arguments.resource, removed));
+  }
+  return done;
+}
+
+}  // namespace redlock::cli

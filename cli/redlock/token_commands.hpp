@@ -1,0 +1,24 @@
+// `redlock acquire`, `extend` and `release`: a lock held across separate
+// invocations, known by its token (for scripts in any language).
+#pragma once
+
+#include "session.hpp"
+
+#include <chrono>
+#include <optional>
+#include <string>
+
+namespace redlock::cli {
+
+struct token_arguments {
+  std::string resource;
+  std::string token;  ///< extend and release
+  std::chrono::milliseconds ttl{30000};
+  std::optional<std::chrono::milliseconds> wait;  ///< acquire
+};
+
+int run_acquire(session& s, const token_arguments& arguments);
+int run_extend(session& s, const token_arguments& arguments);
+int run_release(session& s, const token_arguments& arguments);
+
+}  // namespace redlock::cli
