@@ -58,6 +58,9 @@ class exec_run {
     }
     options.stop = stop_waiting_.get_token();
     wait_for_signal();
+    if (session_.options().verbose) {
+      session_.say(fmt::format("acquiring {}", arguments_.resource));
+    }
     session_.client().async_acquire(arguments_.resource, options,
                                     [this](error_code ec, lock held) { acquired(ec, held); });
     session_.io().run();
@@ -85,6 +88,8 @@ class exec_run {
 
   void acquired(error_code ec, lock held) {
     if (interrupted_by_) {
+      session_.say(fmt::format("interrupted by signal {} before acquiring {}", interrupted_by_,
+                               arguments_.resource));
       if (!ec) {
         // Acquired as the signal arrived: CMD never runs.
         return release_without_running(std::move(held), signalled(interrupted_by_));

@@ -66,8 +66,11 @@ int run_acquire(session& s, const token_arguments& arguments) {
     interrupts.cancel();
     finished = true;
   });
+  if (s.options().verbose) s.say(fmt::format("acquiring {}", arguments.resource));
   s.run_until(finished);
   if (interrupted_by != 0) {
+    s.say(fmt::format("interrupted by signal {} before acquiring {}", interrupted_by,
+                      arguments.resource));
     if (!result) {
       finished = false;
       s.client().async_release(held, [&](error_code, std::size_t) { finished = true; });

@@ -1,0 +1,455 @@
+// The redlock tool against real redis-servers: what each command does, its
+// exit statuses, signals, and every usage error.
+
+#include "cli_process.hpp"
+
+#include "support/admin_client.hpp"
+#include "support/redis_server.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <signal.h>
+
+#include <regex>
+#include <thread>
+#include <string>
+#include <vector>
+
+namespace redlock::clitest {
+namespace {
+
+using test::admin_client;
+using test::cluster;
+
+/// A cluster and the arguments that point the tool at it.
+struct fixture {
+  explicit fixture(std::size_t n = 3) : nodes(n) {
+    for (std::size_t i = 0; i < n; ++i) ports.push_back(nodes.node(i).port());
+  }
+  std::vector<std::string> with_nodes(std::vector<std::string> arguments) const {
+    auto all = nodes_args(ports);
+    all.insert(all.end(), arguments.begin(), arguments.end());
+    return all;
+  }
+  outcome run(std::vector<std::string> arguments, std::chrono::milliseconds limit = 30s) const {
+    return run_cli(with_nodes(std::move(arguments)), {}, limit);
+  }
+  process start(std::vector<std::string> arguments, bool stderr_to_lines = false) const {
+    auto all = with_nodes(std::move(arguments));
+    all.insert(all.begin(), cli_path());
+    return process(std::move(all), {}, stderr_to_lines);
+  }
+  /// SET commands node 0 has run so far.
+  long long sets_on_first_node() const {
+    const auto info = admin_client(ports[0]).command({"INFO", "commandstats"}).text;
+    std::smatch m;
+    if (!std::regex_search(info, m, std::regex("cmdstat_set:calls=([0-9]+)"))) return 0;
+    return std::stoll(m[1].str());
+  }
+  /// Returns once node 0 has run more than `count` SETs: a waiter's attempt
+  /// has reached it. A server counter has no push notification, so it is
+  /// polled (bounded).
+  void await_sets_beyond(long long count) const {
+    const auto deadline = std::chrono::steady_clock::now() + 10s;
+    while (sets_on_first_node() <= count) {
+      if (std::chrono::steady_clock::now() > deadline) FAIL("no attempt reached the node");
+      std::this_thread::sleep_for(5ms);
+    }
+  }
+  /// The value of `key` on every node (nullopt where absent).
+  std::vector<std::optional<std::string>> values(const std::string& key) const {
+    std::vector<std::optional<std::string>> found;
+    for (const auto port : ports) found.push_back(admin_client(port).get(key));
+    return found;
+  }
+  bool held_everywhere_by(const std::string& key, const std::string& token) const {
+    for (const auto& value : values(key)) {
+      if (value != token) return false;
+    }
+    return true;
+  }
+  bool free_everywhere(const std::string& key) const {
+    for (const auto& value : values(key)) {
+      if (value) return false;
+    }
+    return true;
+  }
+
+  cluster nodes;
+  std::vector<std::uint16_t> ports;
+};
+
+/// Holds `resource` through the tool itself; returns the token.
+std::string hold(const fixture& f, const std::string& resource, const std::string& ttl = "30s") {
+  const auto held = f.run({"acquire", "--ttl", ttl, resource});
+  REQUIRE(held.status == 0);
+  auto token = held.out;
+  while (!token.empty() && token.back() == '\n') token.pop_back();
+  return token;
+}
+
+}  // namespace
+
+TEST_CASE("cli exec runs the command holding the lock and returns its exit status",
+          "[cli][exec]") {
+  fixture f;
+  auto cmd = f.start({"exec", "job", "--", "sh", "-c",
+                      "echo \"$REDLOCK_RESOURCE $REDLOCK_TOKEN $REDLOCK_VALIDITY_MS\" >&9; "
+                      "read go <&8; exit 7"});
+  const auto line = cmd.read_line();
+  std::smatch m;
+  REQUIRE(std::regex_match(line, m, std::regex("job ([0-9a-f]{32}) ([0-9]+)")));
+  const auto token = m[1].str();
+  const auto validity = std::stoll(m[2].str());
+  CHECK(validity > 25000);
+  CHECK(validity <= 30000);
+  // While it runs, every node holds the key with the token CMD was given.
+  CHECK(f.held_everywhere_by("job", token));
+  cmd.feed("go");
+  const auto done = cmd.wait();
+  CHECK(done.status == 7);
+  INFO(done.err);
+  // Released when it exited.
+  CHECK(f.free_everywhere("job"));
+}
+
+TEST_CASE("cli exec reports a command killed by a signal as 128 + the signal", "[cli][exec]") {
+  fixture f;
+  const auto done = f.run({"exec", "job", "--", "sh", "-c", "kill -TERM $$"});
+  CHECK(done.status == 128 + SIGTERM);
+  CHECK(f.free_everywhere("job"));
+}
+
+TEST_CASE("cli exec reports a command that cannot be found as 127, holding nothing after",
+          "[cli][exec]") {
+  fixture f;
+  const auto done = f.run({"exec", "job", "--", "/nonexistent/command"});
+  CHECK(done.status == 127);
+  CHECK(done.err.find("cannot run '/nonexistent/command'") != std::string::npos);
+  CHECK(f.free_everywhere("job"));
+}
+
+TEST_CASE("cli exec conflict: exit 1 or --conflict-exit-code, and the command does not run",
+          "[cli][exec]") {
+  fixture f;
+  const auto token = hold(f, "job");
+  SECTION("-n makes one attempt") {
+    const auto done = f.run({"exec", "-n", "job", "--", "sh", "-c", "echo ran >&9"});
+    CHECK(done.status == 1);
+    CHECK(done.err.find("held elsewhere") != std::string::npos);
+  }
+  SECTION("--conflict-exit-code") {
+    const auto done =
+        f.run({"exec", "-n", "--conflict-exit-code", "75", "job", "--", "echo", "ran"});
+    CHECK(done.status == 75);
+    CHECK(done.out.empty());
+  }
+  SECTION("--wait bounds the wait") {
+    const auto done = f.run({"exec", "--wait", "400ms", "job", "--", "echo", "ran"});
+    CHECK(done.status == 1);
+    CHECK(done.out.empty());
+    CHECK(done.took >= 400ms);
+  }
+  CHECK(f.held_everywhere_by("job", token));
+}
+
+TEST_CASE("cli exec waits for the holder's release by default", "[cli][exec]") {
+  fixture f;
+  auto holder = f.start({"exec", "job", "--", "sh", "-c", "echo in >&9; read go <&8"});
+  REQUIRE(holder.read_line() == "in");
+  const auto sets = f.sets_on_first_node();
+  auto waiter = f.start({"exec", "job", "--", "sh", "-c", "echo second >&9"});
+  f.await_sets_beyond(sets);  // its first attempt was refused: it waits
+  holder.feed("go");
+  CHECK(holder.wait().status == 0);
+  CHECK(waiter.read_line() == "second");
+  CHECK(waiter.wait().status == 0);
+  CHECK(f.free_everywhere("job"));
+}
+
+TEST_CASE("cli exec lost lock: a paused majority gets the command terminated and exit 3",
+          "[cli][exec][lost]") {
+  fixture f;
+  const std::string lost_code = GENERATE("default", "42");
+  std::vector<std::string> arguments{"exec", "--ttl", "1s", "--grace", "2s"};
+  if (lost_code != "default") arguments.insert(arguments.end(), {"--lost-exit-code", lost_code});
+  arguments.insert(arguments.end(),
+                   {"job", "--", "sh", "-c", "echo $$ >&9; exec sleep 60"});
+  auto cmd = f.start(arguments);
+  const auto child = std::stoi(cmd.read_line());
+  f.nodes.node(0).pause();
+  f.nodes.node(1).pause();
+  const auto done = cmd.wait(10s);
+  f.nodes.node(0).resume();
+  f.nodes.node(1).resume();
+  INFO(done.err);
+  CHECK(done.status == (lost_code == "default" ? 3 : 42));
+  CHECK(done.took < 5s);
+  CHECK(done.err.find("lock lost on job") != std::string::npos);
+  // SIGTERM ended it (sleep does not catch it).
+  CHECK(kill(child, 0) != 0);
+}
+
+TEST_CASE("cli exec lost lock: a command ignoring SIGTERM gets SIGKILL after --grace",
+          "[cli][exec][lost]") {
+  fixture f;
+  auto cmd = f.start({"exec", "--ttl", "1s", "--grace", "300ms", "job", "--", "sh", "-c",
+                      "trap '' TERM; echo $$ >&9; exec sleep 60"});
+  const auto child = std::stoi(cmd.read_line());
+  f.nodes.node(1).pause();
+  f.nodes.node(2).pause();
+  const auto done = cmd.wait(10s);
+  f.nodes.node(1).resume();
+  f.nodes.node(2).resume();
+  INFO(done.err);
+  CHECK(done.status == 3);
+  CHECK(done.err.find("SIGKILL after 300ms") != std::string::npos);
+  CHECK(kill(child, 0) != 0);
+}
+
+TEST_CASE("cli exec --max-hold ends the command as a lost lock", "[cli][exec]") {
+  fixture f;
+  auto cmd = f.start({"exec", "--ttl", "1s", "--max-hold", "1500ms", "--grace", "1s", "job",
+                      "--", "sh", "-c", "echo $$ >&9; exec sleep 60"});
+  const auto child = std::stoi(cmd.read_line());
+  const auto done = cmd.wait(10s);
+  INFO(done.err);
+  CHECK(done.status == 3);
+  CHECK(done.err.find("--max-hold reached on job") != std::string::npos);
+  CHECK(done.took < 4s);
+  CHECK(kill(child, 0) != 0);
+  CHECK(f.free_everywhere("job"));
+}
+
+TEST_CASE("cli exec forwards signals and releases only after the command has exited",
+          "[cli][exec][signals]") {
+  fixture f;
+  const int forwarded = GENERATE(SIGINT, SIGTERM, SIGHUP);
+  auto cmd = f.start({"exec", "job", "--", "sh", "-c",
+                      "trap 'echo \"got $REDLOCK_TOKEN\" >&9; read go <&8; exit 5' INT TERM HUP; "
+                      "echo ready >&9; while :; do sleep 0.05; done"});
+  REQUIRE(cmd.read_line() == "ready");
+  cmd.signal(forwarded);
+  const auto got = cmd.read_line();
+  REQUIRE(got.starts_with("got "));
+  // The command is handling the signal: the lock is still held.
+  CHECK(f.held_everywhere_by("job", got.substr(4)));
+  cmd.feed("go");
+  const auto done = cmd.wait();
+  CHECK(done.status == 5);
+  CHECK(f.free_everywhere("job"));
+}
+
+TEST_CASE("cli exec interrupted while waiting exits 128 + signal and leaves no key of its own",
+          "[cli][exec][signals]") {
+  fixture f;
+  const auto token = hold(f, "job");
+  const auto sets = f.sets_on_first_node();
+  const std::string command = GENERATE("exec", "acquire");
+  std::vector<std::string> arguments{"-v", command, "job"};
+  if (command == "exec") arguments.insert(arguments.end(), {"--", "sh", "-c", "echo ran >&9"});
+  auto waiter = f.start(arguments, true);
+  f.await_sets_beyond(sets);  // refused once: it is waiting
+  waiter.signal(SIGTERM);
+  CHECK(waiter.read_line() == "redlock: acquiring job");
+  CHECK(waiter.read_line() == "redlock: interrupted by signal 15 before acquiring job");
+  const auto done = waiter.wait();
+  CHECK(done.status == 128 + SIGTERM);
+  CHECK(done.out.empty());
+  CHECK(f.held_everywhere_by("job", token));
+}
+
+TEST_CASE("cli acquire, extend and release round trip from a shell", "[cli][token]") {
+  fixture f;
+  const auto nodes = nodes_args(f.ports)[1];
+  const std::string script =
+      "set -e; export REDLOCK_NODES=" + nodes + "; r=" + cli_path() +
+      "\n"
+      "t=$($r acquire --ttl 10s job)\n"
+      "echo \"token $t\" >&9\n"
+      "read go <&8\n"
+      "$r extend --ttl 60s job \"$t\"\n"
+      "echo extended >&9\n"
+      "read go <&8\n"
+      "$r release job \"$t\"\n"
+      "echo released >&9\n";
+  process shell({"/bin/sh", "-c", script});
+  const auto token_line = shell.read_line();
+  REQUIRE(std::regex_match(token_line, std::regex("token [0-9a-f]{32}")));
+  const auto token = token_line.substr(6);
+  CHECK(f.held_everywhere_by("job", token));
+  for (const auto port : f.ports) CHECK(admin_client(port).pttl("job") <= 10000);
+  shell.feed("go");
+  REQUIRE(shell.read_line() == "extended");
+  for (const auto port : f.ports) CHECK(admin_client(port).pttl("job") > 50000);
+  shell.feed("go");
+  REQUIRE(shell.read_line() == "released");
+  CHECK(shell.wait().status == 0);
+  CHECK(f.free_everywhere("job"));
+}
+
+TEST_CASE("cli acquire, extend and release exit statuses", "[cli][token]") {
+  fixture f;
+  const auto token = hold(f, "job");
+  CHECK(f.run({"acquire", "-n", "job"}).status == 1);
+  const auto refused = f.run({"acquire", "--wait", "300ms", "job"});
+  CHECK(refused.status == 1);
+  CHECK(refused.out.empty());
+  // Another holder's resource: not ours (1).
+  CHECK(f.run({"extend", "job", "0123456789abcdef0123456789abcdef"}).status == 1);
+  CHECK(f.run({"release", "job", "0123456789abcdef0123456789abcdef"}).status == 1);
+  CHECK(f.held_everywhere_by("job", token));
+  CHECK(f.run({"release", "job", token}).status == 0);
+  CHECK(f.free_everywhere("job"));
+  // Gone: lost or expired (3).
+  CHECK(f.run({"release", "job", token}).status == 3);
+  CHECK(f.run({"extend", "job", token}).status == 3);
+}
+
+TEST_CASE("cli commands exit 4 when too few nodes answer", "[cli][token]") {
+  fixture f;
+  f.nodes.node(0).stop();
+  f.nodes.node(1).stop();
+  const auto acquired = f.run({"acquire", "-n", "--ttl", "2s", "job"});
+  CHECK(acquired.status == 4);
+  CHECK(acquired.out.empty());
+  CHECK(f.run({"exec", "-n", "--ttl", "2s", "job", "--", "true"}).status == 4);
+  CHECK(f.run({"release", "job", "0123456789abcdef0123456789abcdef"}).status == 4);
+  CHECK(f.run({"status", "job"}).status == 4);
+}
+
+TEST_CASE("cli status shows each node's holder and TTL, and the quorum's verdict",
+          "[cli][status]") {
+  fixture f;
+  SECTION("free") {
+    const auto shown = f.run({"status", "job"});
+    CHECK(shown.status == 0);
+    CHECK(shown.out.find("job: not held by any holder on a quorum (3 of 3 answered, 2 needed)") !=
+          std::string::npos);
+    const auto json = f.run({"status", "--json", "job"});
+    CHECK(json.status == 0);
+    CHECK(line_count(json.out) == 1);
+    CHECK(json.out.find(R"("resource":"job","key":"job","quorum":2,"answered":3,"held":false,)"
+                        R"("holder":null,"nodes":[{"node":"127.0.0.1:)") != std::string::npos);
+    CHECK(json.out.find(R"("state":"free","holder":null,"ttl_ms":null)") != std::string::npos);
+  }
+  SECTION("held, one node paused") {
+    const auto token = hold(f, "job");
+    f.nodes.node(2).pause();
+    const auto shown = f.run({"--timeout", "200ms", "status", "job"});
+    const auto json = f.run({"--timeout", "200ms", "status", "--json", "job"});
+    f.nodes.node(2).resume();
+    CHECK(shown.status == 0);
+    CHECK(shown.out.find("job: held by " + token + " on a quorum (2 of 3 answered, 2 needed)") !=
+          std::string::npos);
+    CHECK(shown.out.find("no-answer") != std::string::npos);
+    CHECK(std::regex_search(shown.out, std::regex("held +" + token + " +[0-9]+ms")));
+    CHECK(json.status == 0);
+    CHECK(json.out.find(R"("held":true,"holder":")" + token + "\"") != std::string::npos);
+    CHECK(std::regex_search(json.out, std::regex(R"("state":"held","holder":")" + token +
+                                                 R"(","ttl_ms":[0-9]+)")));
+    CHECK(json.out.find(R"("answered":false,"error":)") != std::string::npos);
+  }
+  SECTION("a key without expiry, and a prefix") {
+    admin_client(f.ports[0]).command({"SET", "app:job", "someone \"quoted\""});
+    const auto json = f.run({"--prefix", "app:", "status", "--json", "job"});
+    CHECK(json.out.find(R"("key":"app:job")") != std::string::npos);
+    CHECK(json.out.find(R"("holder":"someone \"quoted\"","ttl_ms":null)") != std::string::npos);
+    CHECK(json.out.find(R"("held":false)") != std::string::npos);
+  }
+}
+
+TEST_CASE("cli reads the nodes from REDLOCK_NODES", "[cli]") {
+  fixture f;
+  const auto done = run_cli({"status", "job"}, {{"REDLOCK_NODES", nodes_args(f.ports)[1]}});
+  CHECK(done.status == 0);
+}
+
+TEST_CASE("cli password from --password-env", "[cli]") {
+  test::server_options secured;
+  secured.requirepass = "s3cret";
+  cluster nodes(3, secured);
+  std::vector<std::uint16_t> ports;
+  for (std::size_t i = 0; i < 3; ++i) ports.push_back(nodes.node(i).port());
+  auto arguments = nodes_args(ports);
+  arguments.insert(arguments.end(), {"--password-env", "LOCK_PASSWORD", "acquire", "-n", "job"});
+  CHECK(run_cli(arguments, {{"LOCK_PASSWORD", "s3cret"}}).status == 0);
+  const auto refused = run_cli(arguments, {{"LOCK_PASSWORD", "wrong"}});
+  CHECK(refused.status == 2);
+  CHECK(refused.out.empty());
+}
+
+TEST_CASE("cli usage errors exit 2 with one line naming the argument", "[cli][usage]") {
+  struct bad_call {
+    std::vector<std::string> arguments;
+    std::string named;
+  };
+  // Three nodes, so that no warning about N precedes the error.
+  const std::string three = "127.0.0.1:1,127.0.0.1:2,127.0.0.1:3";
+  const std::vector<bad_call> calls{
+      {{"--nodes", three, "exec", "--bogus", "job", "--", "true"}, "--bogus"},
+      {{"--nodes", three, "--ttl", "1s", "status", "job"}, "--ttl"},
+      {{"--nodes", three, "exec", "--ttl", "2000", "job", "--", "true"}, "--ttl"},
+      {{"--nodes", three, "exec", "--ttl", "5x", "job", "--", "true"}, "--ttl"},
+      {{"--nodes", three, "exec", "--ttl", "0", "job", "--", "true"}, "--ttl"},
+      {{"--nodes", three, "exec", "--ttl", "-1s", "job", "--", "true"}, "--ttl"},
+      {{"--nodes", three, "acquire", "--ttl", "0", "job"}, "--ttl"},
+      {{"--nodes", three, "exec", "--wait", "soon", "job", "--", "true"}, "--wait"},
+      {{"--nodes", three, "exec", "--grace", "1", "job", "--", "true"}, "--grace"},
+      {{"--nodes", three, "exec", "-n", "--wait", "1s", "job", "--", "true"}, "--wait"},
+      {{"--nodes", "localhost", "status", "job"}, "--nodes"},
+      {{"--nodes", "127.0.0.1:99999", "status", "job"}, "--nodes"},
+      {{"--nodes", "127.0.0.1:1,127.0.0.1:1", "status", "job"}, "--nodes"},
+      {{"status", "job"}, "--nodes"},
+      {{"--nodes", three, "exec", "job", "true"}, "--"},
+      {{"--nodes", three, "exec", "job", "--"}, "--"},
+      {{"--nodes", three, "acquire", "job", "--", "true"}, "--"},
+      {{"--nodes", three, "exec", "", "--", "true"}, "RESOURCE"},
+      {{"--nodes", three, "acquire", ""}, "RESOURCE"},
+      {{"--nodes", three, "status", ""}, "RESOURCE"},
+      {{"--nodes", three, "release", "job", ""}, "TOKEN"},
+      {{"--nodes", three, "release", "job"}, "TOKEN"},
+      {{"--nodes", three, "exec", "--", "true"}, "RESOURCE"},
+      {{"--nodes", three, "--timeout", "30s", "acquire", "--ttl", "10s", "job"},
+       "--timeout"},
+      {{"--nodes", three, "--drift-factor", "1.5", "status", "job"}, "--drift-factor"},
+      {{"--nodes", three, "--password-env", "REDLOCK_TEST_UNSET", "status", "job"},
+       "--password-env"},
+      {{"--nodes", three, "exec", "--lost-exit-code", "300", "job", "--", "true"},
+       "--lost-exit-code"},
+      {{"--nodes", three, "exec", "--max-hold", "-5s", "job", "--", "true"}, "--max-hold"},
+      {{"--nodes", three, "-q", "-v", "status", "job"}, "--verbose"},
+      {{"--nodes", three}, "subcommand"},
+      {{"--nodes", three, "lock", "job"}, "lock"},
+  };
+  for (const auto& call : calls) {
+    std::string shown;
+    for (const auto& a : call.arguments) shown += " '" + a + "'";
+    INFO("redlock" << shown);
+    const auto done = run_cli(call.arguments, {}, 10s);
+    INFO(done.err);
+    CHECK(done.status == 2);
+    CHECK(line_count(done.err) == 1);
+    CHECK(done.err.starts_with("redlock: "));
+    CHECK(done.err.find(call.named) != std::string::npos);
+    CHECK(done.out.empty());
+  }
+}
+
+TEST_CASE("cli --help on every command and --version", "[cli][usage]") {
+  for (const std::string command : {"", "exec", "acquire", "extend", "release", "status"}) {
+    std::vector<std::string> arguments;
+    if (!command.empty()) arguments.push_back(command);
+    arguments.push_back("--help");
+    const auto done = run_cli(arguments, {}, 10s);
+    INFO(command);
+    CHECK(done.status == 0);
+    CHECK(done.out.find("--help") != std::string::npos);
+    if (!command.empty()) CHECK(done.out.find("redlock " + command) != std::string::npos);
+  }
+  const auto version = run_cli({"--version"}, {}, 10s);
+  CHECK(version.status == 0);
+  CHECK(std::regex_match(version.out, std::regex("redlock [0-9]+\\.[0-9]+\\.[0-9]+\n")));
+}
+
+}  // namespace redlock::clitest
