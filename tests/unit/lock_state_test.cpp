@@ -12,7 +12,7 @@ const redlock::clock::time_point t0{std::chrono::seconds(1000)};
 }  // namespace
 
 TEST_CASE("lock_state: an extend keeps the later deadline", "[unit][lock_state]") {
-  lock_state state(1, {"r"}, {{"r"}, ""}, "t", 10s, t0 + 10s, 0);
+  lock_state state(1, {"r"}, {{"r"}, ""}, "t", 10s, 0s, t0 + 10s, 0);
   state.extended(2s, t0 + 3s);
   CHECK(state.deadline() == t0 + 10s);
   state.extended(20s, t0 + 20s);
@@ -22,7 +22,7 @@ TEST_CASE("lock_state: an extend keeps the later deadline", "[unit][lock_state]"
 // Review finding: an extend that reached its quorum after a concurrent one
 // had found the lock lost moved the deadline forward again.
 TEST_CASE("lock_state: a lock found lost stays lost", "[unit][lock_state]") {
-  lock_state state(1, {"r"}, {{"r"}, ""}, "t", 10s, t0 + 10s, 0);
+  lock_state state(1, {"r"}, {{"r"}, ""}, "t", 10s, 0s, t0 + 10s, 0);
   state.lost(t0 + 1s);
   CHECK(state.deadline() == t0 + 1s);
   state.extended(20s, t0 + 21s);
