@@ -143,6 +143,16 @@ void process::feed(std::string_view line) {
   }
 }
 
+bool process::ended_within(std::chrono::milliseconds limit) const {
+  if (reaped_) return true;
+  pollfd ended{pidfd_, POLLIN, 0};
+  int ready = 0;
+  do {
+    ready = poll(&ended, 1, static_cast<int>(limit.count()));
+  } while (ready < 0 && errno == EINTR);
+  return ready > 0;
+}
+
 outcome process::wait(std::chrono::milliseconds limit) {
   pollfd ended{pidfd_, POLLIN, 0};
   int ready = 0;

@@ -46,6 +46,8 @@ class process {
   std::string read_line(std::chrono::milliseconds limit = 10s);
   /// Writes `line` and a newline to fd 8.
   void feed(std::string_view line);
+  /// Waits up to `limit` for the end (without reaping): true if it ended.
+  bool ended_within(std::chrono::milliseconds limit) const;
   /// Waits for the end; throws (after killing it) past `limit`.
   outcome wait(std::chrono::milliseconds limit = 30s);
 

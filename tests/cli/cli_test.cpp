@@ -10,6 +10,12 @@
 
 #include <signal.h>
 
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <random>
 #include <regex>
 #include <thread>
 #include <string>
@@ -357,6 +363,93 @@ TEST_CASE("cli status shows each node's holder and TTL, and the quorum's verdict
     CHECK(json.out.find(R"("holder":"someone \"quoted\"","ttl_ms":null)") != std::string::npos);
     CHECK(json.out.find(R"("held":false)") != std::string::npos);
   }
+}
+
+TEST_CASE("cli exec: contending processes never overlap while a minority is paused and resumed",
+          "[cli][exec][contention]") {
+  fixture f(5);
+  constexpr int workers = 4;
+  constexpr int rounds = 15;
+  const auto dir = std::filesystem::path(std::getenv("REDLOCK_TEST_TMPDIR") != nullptr
+                                             ? std::getenv("REDLOCK_TEST_TMPDIR")
+                                             : "/tmp") /
+                   ("contention-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  // Each critical section logs its own start and end (wall clock, one
+  // machine) to its worker's file.
+  {
+    std::ofstream section(dir / "section.sh");
+    section << "echo \"start $(date +%s%N) $1\" >> \"$2\"\n"
+               "sleep 0.02\n"
+               "echo \"end $(date +%s%N) $1\" >> \"$2\"\n";
+  }
+  const auto nodes = nodes_args(f.ports)[1];
+  std::vector<std::unique_ptr<process>> running;
+  for (int w = 0; w < workers; ++w) {
+    const auto log = (dir / ("worker" + std::to_string(w))).string();
+    const std::string loop = "i=0; while [ $i -lt " + std::to_string(rounds) +
+                             " ]; do i=$((i+1)); " + cli_path() + " --nodes " + nodes +
+                             " exec --ttl 2s --wait 60s job -- sh " + (dir / "section.sh").string() +
+                             " w" + std::to_string(w) + "r$i " + log + " || exit $?; done";
+    running.push_back(std::make_unique<process>(std::vector<std::string>{"/bin/sh", "-c", loop}));
+  }
+  // The fault schedule: a random minority (1 or 2 of 5) paused for a while,
+  // then everyone resumed, until every worker is done.
+  std::mt19937 random(7);
+  const auto start = std::chrono::steady_clock::now();
+  int pauses = 0;
+  auto all_done = [&] {
+    for (auto& p : running) {
+      if (!p->ended_within(0ms)) return false;
+    }
+    return true;
+  };
+  while (!all_done() && std::chrono::steady_clock::now() - start < 90s) {
+    std::vector<std::size_t> order{0, 1, 2, 3, 4};
+    std::shuffle(order.begin(), order.end(), random);
+    const std::size_t paused = 1 + random() % 2;
+    for (std::size_t i = 0; i < paused; ++i) f.nodes.node(order[i]).pause();
+    ++pauses;
+    running.front()->ended_within(150ms);  // the pause's length, cut short by nothing else
+    for (std::size_t i = 0; i < paused; ++i) f.nodes.node(order[i]).resume();
+    running.front()->ended_within(100ms);
+  }
+  const auto took = std::chrono::steady_clock::now() - start;
+  for (auto& p : running) {
+    const auto done = p->wait(5s);
+    INFO(done.err);
+    CHECK(done.status == 0);
+  }
+  struct section {
+    long long start = 0, end = 0;
+    std::string name;
+  };
+  std::map<std::string, section> sections;
+  for (int w = 0; w < workers; ++w) {
+    std::ifstream log(dir / ("worker" + std::to_string(w)));
+    std::string what, name;
+    long long when = 0;
+    while (log >> what >> when >> name) {
+      (what == "start" ? sections[name].start : sections[name].end) = when;
+      sections[name].name = name;
+    }
+  }
+  std::vector<section> ordered;
+  for (auto& [name, s] : sections) ordered.push_back(s);
+  std::sort(ordered.begin(), ordered.end(),
+            [](const section& a, const section& b) { return a.start < b.start; });
+  CHECK(ordered.size() == workers * rounds);  // every section ran: steady progress
+  int overlaps = 0;
+  for (std::size_t i = 1; i < ordered.size(); ++i) {
+    if (ordered[i].start < ordered[i - 1].end) {
+      ++overlaps;
+      UNSCOPED_INFO(ordered[i - 1].name << " and " << ordered[i].name << " overlap");
+    }
+  }
+  CHECK(overlaps == 0);
+  CHECK(pauses >= 3);  // repeatedly
+  CHECK(took < 60s);
+  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("cli reads the nodes from REDLOCK_NODES", "[cli]") {
