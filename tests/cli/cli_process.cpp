@@ -52,6 +52,14 @@ process::process(std::vector<std::string> argv,
   int lines[2];
   int feed[2];
   if (pipe2(lines, O_CLOEXEC) != 0 || pipe2(feed, O_CLOEXEC) != 0) fail("pipe2");
+  // Above 9: a pipe end numbered 8 or 9 would be overwritten by the other's
+  // dup2 in the child.
+  for (int* fd : {&lines[0], &lines[1], &feed[0], &feed[1]}) {
+    const int high = fcntl(*fd, F_DUPFD_CLOEXEC, 10);
+    if (high < 0) fail("fcntl");
+    close(*fd);
+    *fd = high;
+  }
   lines_fd_ = lines[0];
   feed_fd_ = feed[1];
   const auto out = (dir_ / "stdout").string();
