@@ -67,7 +67,9 @@ struct retry_policy {
 /// Options of one acquire.
 struct lock_options {
   milliseconds ttl{10000};  ///< Expiry of the key on each node.
-  /// Per-node request timeout; 0 picks ttl/20, at least 1 ms and at most 500 ms.
+  /// Per-node request timeout of the acquire, and of the lock's extends and
+  /// release (when shorter than the TTL they use); 0 picks ttl/20, at least
+  /// 1 ms and at most 500 ms.
   milliseconds request_timeout{0};
   /// Success needs at least this much validity left when the quorum is reached
   /// (and always more than zero).
