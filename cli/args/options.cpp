@@ -7,6 +7,17 @@
 #include <stdexcept>
 
 namespace redlock::args {
+namespace {
+
+/// The library's messages start with "redlock: "; the program's name
+/// already begins the line.
+std::string without_library_prefix(std::string what) {
+  constexpr std::string_view prefix = "redlock: ";
+  if (what.starts_with(prefix)) what.erase(0, prefix.size());
+  return what;
+}
+
+}  // namespace
 
 CLI::Option* add_duration(CLI::App& app, const std::string& name,
                           std::chrono::milliseconds& target, const std::string& description) {
@@ -26,17 +37,14 @@ CLI::Option* add_duration(CLI::App& app, const std::string& name,
 
 CLI::Option* add_nodes(CLI::App& app, std::vector<node_config>& target,
                        const std::string& description, const std::string& env) {
-  auto* option = app.add_option_function<std::vector<std::string>>(
+  // One value: a following word is never taken as one more node.
+  auto* option = app.add_option_function<std::string>(
       "--nodes",
-      [&target](const std::vector<std::string>& lists) {
-        target.clear();
-        for (const auto& list : lists) {
-          try {
-            auto parsed = parse_nodes(list);
-            target.insert(target.end(), parsed.begin(), parsed.end());
-          } catch (const std::invalid_argument& e) {
-            throw CLI::ValidationError("--nodes", e.what());
-          }
+      [&target](const std::string& list) {
+        try {
+          target = parse_nodes(list);
+        } catch (const std::invalid_argument& e) {
+          throw CLI::ValidationError("--nodes", without_library_prefix(e.what()));
         }
       },
       description);
@@ -53,7 +61,7 @@ CLI::Option* add_endpoint(CLI::App& app, const std::string& name, std::optional<
         try {
           target = parse_node(text);
         } catch (const std::invalid_argument& e) {
-          throw CLI::ValidationError(name, e.what());
+          throw CLI::ValidationError(name, without_library_prefix(e.what()));
         }
       },
       description);

@@ -18,7 +18,7 @@ namespace redlock::args {
 CLI::Option* add_duration(CLI::App& app, const std::string& name,
                           std::chrono::milliseconds& target, const std::string& description);
 
-/// `--nodes H:P[,H:P...]` (repeatable) into `target`, parsed as
+/// `--nodes H:P[,H:P...]` into `target`, parsed as
 /// redlock::parse_nodes does; read from environment variable `env` when
 /// given and the option is absent.
 CLI::Option* add_nodes(CLI::App& app, std::vector<node_config>& target,

@@ -40,7 +40,8 @@ int main(int argc, char** argv) {
 
   CLI::App app{"A distributed lock (Redlock) over N independent Redis masters.", "redlock"};
   app.set_version_flag("--version", "redlock " REDLOCK_VERSION);
-  app.require_subcommand(1);
+  app.require_subcommand(0, 1);
+  app.allow_extras();  // an unknown command is reported below, by name
   app.footer(
       "Exit status: 0 done, 1 held elsewhere / not ours, 2 usage or configuration error, 3 lock "
       "lost or expired, 4 nodes unreachable; exec returns its command's status. See redlock(1).");
@@ -67,7 +68,8 @@ int main(int argc, char** argv) {
   exec_arguments exec_args;
   auto* exec = app.add_subcommand(
       "exec", "Run CMD while holding RESOURCE, kept extended; release when it exits");
-  exec->footer("Usage: redlock [OPTIONS] exec [EXEC-OPTIONS] RESOURCE -- CMD [ARGS...]");
+  exec->footer("\nCMD and its ARGS follow '--': redlock exec [OPTIONS] RESOURCE -- CMD [ARGS...]\n");
+  exec->allow_extras();
   exec->add_option("RESOURCE", exec_args.resource, "The resource to lock")->required();
   args::add_duration(*exec, "--ttl", exec_args.ttl, "TTL of the lock and of each extension");
   std::chrono::milliseconds exec_wait{0};
@@ -120,11 +122,25 @@ int main(int argc, char** argv) {
   status->add_flag("--json", status_args.json, "One JSON object instead of a table");
 
   if (auto exit_status = args::parse(app, arguments)) return *exit_status;
+  if (app.get_subcommands().empty()) {
+    if (!app.remaining().empty()) {
+      return args::usage_error(app, "unknown command '" + app.remaining().front() +
+                                        "' (commands: exec, acquire, extend, release, status)");
+    }
+    return args::usage_error(app, "a command is required: exec, acquire, extend, release or status");
+  }
   if (has_separator && !exec->parsed()) {
     return args::usage_error(app, "'--' only separates the command of exec");
   }
+  if (exec->parsed() && !exec->remaining().empty()) {
+    return args::usage_error(*exec, "exec: unexpected '" + exec->remaining().front() +
+                                        "': the command goes after '--' (RESOURCE -- CMD)");
+  }
   if (exec->parsed() && (!has_separator || command.empty())) {
     return args::usage_error(*exec, "exec: missing '-- CMD [ARGS...]' after RESOURCE");
+  }
+  if (const auto extra = app.remaining(true); !extra.empty()) {
+    return args::usage_error(app, "unexpected argument '" + extra.front() + "'");
   }
   exec_args.command = command;
   if (exec_no_wait || acquire_no_wait) {

@@ -67,7 +67,9 @@ session::session(const global_options& options) : options_(options) {
   try {
     client_ = std::make_unique<redlock::client>(io_.get_executor(), std::move(config));
   } catch (const config_error& e) {
-    throw usage_problem{node_error_option(e) + e.what()};
+    std::string what = e.what();
+    if (what.starts_with("redlock: ")) what.erase(0, 9);  // our own line says it
+    throw usage_problem{node_error_option(e) + what};
   }
 }
 

@@ -512,7 +512,10 @@ TEST_CASE("cli usage errors exit 2 with one line naming the argument", "[cli][us
        "--lost-exit-code"},
       {{"--nodes", three, "exec", "--max-hold", "-5s", "job", "--", "true"}, "--max-hold"},
       {{"--nodes", three, "-q", "-v", "status", "job"}, "--verbose"},
-      {{"--nodes", three}, "subcommand"},
+      {{"--nodes", three}, "a command is required"},
+      {{"--nodes", three, "status", "job", "extra"}, "extra"},
+      {{"--nodes", three, "lock", "job"}, "unknown command 'lock'"},
+      {{"--nodes", three, "--nodes", three, "status", "job"}, "--nodes"},
       {{"--nodes", three, "lock", "job"}, "lock"},
   };
   for (const auto& call : calls) {
