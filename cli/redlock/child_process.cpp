@@ -37,16 +37,18 @@ bool holds_terminal_foreground() {
 }  // namespace
 
 child_process::child_process(const std::vector<std::string>& argv,
-                             const std::vector<std::pair<std::string, std::string>>& extra_env) {
+                             const std::vector<std::pair<std::string, std::string>>& extra_env,
+                             const std::vector<std::string>& removed_env,
+                             const inherited_signals& inherited) {
   std::vector<std::string> env_strings;
   for (char** entry = environ; *entry != nullptr; ++entry) {
     const std::string_view line(*entry);
+    auto named = [&line](const std::string& name) {
+      return line.starts_with(name) && line.size() > name.size() && line[name.size()] == '=';
+    };
     bool replaced = false;
-    for (const auto& [name, value] : extra_env) {
-      if (line.starts_with(name) && line.size() > name.size() && line[name.size()] == '=') {
-        replaced = true;
-      }
-    }
+    for (const auto& [name, value] : extra_env) replaced = replaced || named(name);
+    for (const auto& name : removed_env) replaced = replaced || named(name);
     if (!replaced) env_strings.emplace_back(line);
   }
   for (const auto& [name, value] : extra_env) env_strings.push_back(name + "=" + value);
@@ -59,22 +61,31 @@ child_process::child_process(const std::vector<std::string>& argv,
   argp.push_back(nullptr);
 
   spawn_setup setup;
-  // A group of its own (pgid = its pid); every signal at its default, none
-  // blocked: the child must not inherit our handlers or mask.
-  sigset_t all;
-  sigset_t none;
-  sigfillset(&all);
-  sigemptyset(&none);
+  // A group of its own (pgid = its pid). Signals as redlock found them:
+  // those ignored then stay ignored, every other one at its default (not
+  // our handlers or our own ignores), and the mask redlock started with.
+  sigset_t to_default;
+  sigfillset(&to_default);
+  for (int s = 1; s < NSIG; ++s) {
+    if (inherited.was_ignored(s)) sigdelset(&to_default, s);
+  }
   posix_spawnattr_setpgroup(&setup.attributes, 0);
-  posix_spawnattr_setsigdefault(&setup.attributes, &all);
-  posix_spawnattr_setsigmask(&setup.attributes, &none);
+  posix_spawnattr_setsigdefault(&setup.attributes, &to_default);
+  posix_spawnattr_setsigmask(&setup.attributes, &inherited.mask);
   posix_spawnattr_setflags(&setup.attributes,
                            POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
   gave_terminal_ = holds_terminal_foreground();
   if (gave_terminal_) posix_spawn_file_actions_addtcsetpgrp_np(&setup.actions, STDIN_FILENO);
 
-  const int failed =
+  int failed =
       posix_spawnp(&pid_, argp[0], &setup.actions, &setup.attributes, argp.data(), envp.data());
+  if (failed == ENOEXEC) {
+    // No #! line: a shell script, as execvp(3) and shells treat it.
+    std::string shell = "/bin/sh";
+    argp.insert(argp.begin(), shell.data());
+    failed = posix_spawn(&pid_, "/bin/sh", &setup.actions, &setup.attributes, argp.data(),
+                         envp.data());
+  }
   if (failed != 0) {
     gave_terminal_ = false;
     throw std::system_error(failed, std::generic_category(), argv.front());
@@ -100,8 +111,15 @@ std::optional<int> child_process::try_wait() {
   if (result != pid_) return std::nullopt;
   reaped_ = true;
   take_back_terminal();
-  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  if (WIFSIGNALED(status)) {
+    ended_by_signal_ = WTERMSIG(status);
+    return 128 + ended_by_signal_;
+  }
   return WEXITSTATUS(status);
+}
+
+bool child_process::signal_group_members(int signal_number) const noexcept {
+  return kill(-pid_, signal_number) == 0;
 }
 
 void child_process::take_back_terminal() noexcept {

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include <csignal>
+#include <ctime>
 #include <cstring>
 #include <memory>
 #include <stop_token>
@@ -41,12 +42,22 @@ namespace {
 /// the grace timer.
 class exec_run {
  public:
-  exec_run(session& s, const exec_arguments& arguments)
+  exec_run(session& s, const exec_arguments& arguments, const inherited_signals& inherited)
       : session_(s),
         arguments_(arguments),
-        forwarded_(s.io(), SIGINT, SIGTERM, SIGHUP),
+        inherited_(inherited),
+        forwarded_(s.io()),
         child_ended_(s.io(), SIGCHLD),
-        grace_timer_(s.io()) {}
+        grace_timer_(s.io()) {
+    // A signal ignored when redlock started (nohup, `cmd &`) stays ignored,
+    // by redlock and by CMD.
+    for (int forwarded : {SIGINT, SIGTERM, SIGHUP}) {
+      if (!inherited.was_ignored(forwarded)) forwarded_.add(forwarded);
+    }
+  }
+
+  /// The signal CMD died of, when redlock should die of it too.
+  int die_with() const noexcept { return die_with_; }
 
   int run() {
     auto options = with_wait(session_.lock_options_for(arguments_.resource, arguments_.ttl),
@@ -63,7 +74,19 @@ class exec_run {
     }
     session_.client().async_acquire(arguments_.resource, options,
                                     [this](error_code ec, lock held) { acquired(ec, held); });
-    session_.io().run();
+    try {
+      session_.io().run();
+    } catch (...) {
+      // Nothing may leave CMD running on after redlock: it would run on
+      // without the lock. The keys expire with their TTL.
+      if (child_ && !child_done_) {
+        child_->signal_group(SIGKILL);
+        while (!child_->try_wait()) {
+          pause_briefly();
+        }
+      }
+      throw;
+    }
     return exit_status_;
   }
 
@@ -119,13 +142,28 @@ class exec_run {
     keep.on_lost = [this](error_code reason) { lost(reason); };
     keeper_ = keeper(session_.client(), held, std::move(keep));
     const auto validity = held.remaining_validity();
+    if (keeper_.lost() || validity.count() <= 0) {
+      // Already past its lost-lock point (a TTL too short for the nodes'
+      // latency, or --max-hold): CMD must not start without the lock.
+      session_.error(fmt::format("lock on {} lost before the command started ({})",
+                                 arguments_.resource,
+                                 keeper_.lost_reason() ? keeper_.lost_reason().message()
+                                                       : "no validity left"));
+      return release(arguments_.lost_exit_code);
+    }
+    std::vector<std::string> removed_env;
+    // The password is redlock's, not CMD's.
+    if (!session_.options().password_env.empty()) {
+      removed_env.push_back(session_.options().password_env);
+    }
     try {
       child_ = std::make_unique<child_process>(
           arguments_.command,
           std::vector<std::pair<std::string, std::string>>{
               {"REDLOCK_RESOURCE", arguments_.resource},
               {"REDLOCK_TOKEN", held.token()},
-              {"REDLOCK_VALIDITY_MS", std::to_string(validity.count())}});
+              {"REDLOCK_VALIDITY_MS", std::to_string(validity.count())}},
+          removed_env, inherited_);
     } catch (const std::system_error& e) {
       session_.error(fmt::format("cannot run '{}': {}", arguments_.command.front(),
                                  std::strerror(e.code().value())));
@@ -148,7 +186,9 @@ class exec_run {
   }
 
   void lost(error_code reason) {
-    if (!child_ || lost_reason_) return;
+    // Before CMD started, start_command sees it; after CMD ended, the
+    // release says whether the lock held to the end.
+    if (!child_ || child_done_ || lost_reason_) return;
     lost_reason_ = reason;
     const bool hold_limit = reason == errc::hold_limit_reached;
     session_.error(fmt::format(
@@ -158,14 +198,36 @@ class exec_run {
     child_->signal_group(SIGTERM);
     grace_timer_.expires_after(arguments_.grace);
     grace_timer_.async_wait([this](error_code ec) {
-      if (!ec && child_) child_->signal_group(SIGKILL);
+      if (ec) return;
+      grace_over_ = true;
+      // The whole group, CMD reaped or not: its children got SIGTERM too.
+      child_->signal_group_members(SIGKILL);
+      if (child_done_) release(arguments_.lost_exit_code);
     });
   }
 
   void child_finished(int status) {
-    grace_timer_.cancel();
+    child_done_ = true;
     if (session_.options().verbose) session_.say(fmt::format("command exited with {}", status));
-    release(lost_reason_ ? arguments_.lost_exit_code : status);
+    if (keeper_.lost() && !lost_reason_) {
+      // The signal's time had come but its handler had not run yet.
+      lost_reason_ = keeper_.lost_reason();
+      session_.error(fmt::format("lock on {} lost as the command ended ({})",
+                                 arguments_.resource, lost_reason_.message()));
+    }
+    if (lost_reason_) {
+      // Others in CMD's group get until the grace timer's SIGKILL.
+      if (!grace_over_ && child_->signal_group_members(0)) return;
+      child_->signal_group_members(SIGKILL);
+      grace_timer_.cancel();
+      return release(arguments_.lost_exit_code);
+    }
+    grace_timer_.cancel();
+    const int ended_by = child_->ended_by_signal();
+    if ((ended_by == SIGINT || ended_by == SIGQUIT) && !inherited_.was_ignored(ended_by)) {
+      die_with_ = ended_by;
+    }
+    release(status);
   }
 
   void release(int status) {
@@ -207,8 +269,17 @@ class exec_run {
     session_.client().close();
   }
 
+  static void pause_briefly() {
+    timespec delay{0, 10'000'000};
+    nanosleep(&delay, nullptr);
+  }
+
   session& session_;
   const exec_arguments& arguments_;
+  const inherited_signals& inherited_;
+  bool child_done_ = false;
+  bool grace_over_ = false;
+  int die_with_ = 0;
   boost::asio::signal_set forwarded_;
   boost::asio::signal_set child_ended_;
   boost::asio::steady_timer grace_timer_;
@@ -222,9 +293,12 @@ class exec_run {
 
 }  // namespace
 
-int run_exec(session& s, const exec_arguments& arguments) {
-  exec_run run(s, arguments);
-  return run.run();
+int run_exec(session& s, const exec_arguments& arguments, const inherited_signals& inherited,
+             int& die_with) {
+  exec_run run(s, arguments, inherited);
+  const int status = run.run();
+  die_with = run.die_with();
+  return status;
 }
 
 }  // namespace redlock::cli

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "session.hpp"
+#include "signals.hpp"
 
 #include <chrono>
 #include <optional>
@@ -25,7 +26,10 @@ struct exec_arguments {
 /// Lock options for waiting as the --wait / -n arguments say.
 lock_options with_wait(lock_options options, std::optional<std::chrono::milliseconds> wait);
 
-/// Runs the command; returns redlock's exit status.
-int run_exec(session& s, const exec_arguments& arguments);
+/// Runs the command; returns redlock's exit status. When CMD died of
+/// SIGINT or SIGQUIT, `die_with` is set to that signal: redlock should die
+/// of it too (see die_of), after the session is finished.
+int run_exec(session& s, const exec_arguments& arguments, const inherited_signals& inherited,
+             int& die_with);
 
 }  // namespace redlock::cli

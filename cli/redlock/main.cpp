@@ -4,6 +4,7 @@
 #include "exec_command.hpp"
 #include "exit_codes.hpp"
 #include "session.hpp"
+#include "signals.hpp"
 #include "status_command.hpp"
 #include "token_commands.hpp"
 
@@ -28,6 +29,7 @@ constexpr auto wait_help =
 }  // namespace
 
 int main(int argc, char** argv) {
+  const auto inherited = take_over_signals();
   // Everything after the first "--" is the command of `exec`, never options.
   std::vector<std::string> arguments(argv + 1, argv + argc);
   std::vector<std::string> command;
@@ -152,8 +154,9 @@ int main(int argc, char** argv) {
   try {
     session s(global);
     int exit_status = usage;
+    int die_with = 0;
     if (exec->parsed()) {
-      exit_status = run_exec(s, exec_args);
+      exit_status = run_exec(s, exec_args, inherited, die_with);
     } else if (acquire->parsed()) {
       exit_status = run_acquire(s, token_args);
     } else if (extend->parsed()) {
@@ -164,6 +167,7 @@ int main(int argc, char** argv) {
       exit_status = run_status(s, status_args);
     }
     s.finish();
+    if (die_with != 0) die_of(die_with);
     return exit_status;
   } catch (const usage_problem& problem) {
     return args::usage_error(app, problem.what);

@@ -23,6 +23,16 @@ std::string describe_invalid(error_code ec) {
 
 namespace {
 
+/// Writes one line to stderr; a stderr that is closed or broken must not
+/// end redlock while it holds a lock and a child runs (EPIPE and EBADF are
+/// ignored, and SIGPIPE is: see main).
+void print_line(std::string_view line) noexcept {
+  try {
+    fmt::print(stderr, "{}\n", line);
+  } catch (...) {  // NOLINT(bugprone-empty-catch): nowhere left to report it
+  }
+}
+
 std::string node_error_option(const config_error& e) {
   if (e.code() == errc::invalid_drift_factor) return "--drift-factor: ";
   if (e.code() == errc::invalid_retry_policy) return "--connect-timeout: ";
@@ -59,9 +69,9 @@ session::session(const global_options& options) : options_(options) {
     const auto least = verbose ? log_level::debug : quiet ? log_level::error : log_level::warning;
     if (level < least) return;
     if (line.starts_with("redlock")) {
-      fmt::print(stderr, "{}\n", line);
+      print_line(line);
     } else {
-      fmt::print(stderr, "redlock: {}\n", line);
+      print_line(fmt::format("redlock: {}", line));
     }
   };
   try {
@@ -76,15 +86,15 @@ session::session(const global_options& options) : options_(options) {
 session::~session() = default;
 
 void session::say(const std::string& message) const {
-  if (!options_.quiet) fmt::print(stderr, "redlock: {}\n", message);
+  if (!options_.quiet) print_line("redlock: " + message);
 }
 
 void session::warn(const std::string& message) const {
-  if (!options_.quiet) fmt::print(stderr, "redlock: warning: {}\n", message);
+  if (!options_.quiet) print_line("redlock: warning: " + message);
 }
 
 void session::error(const std::string& message) const {
-  fmt::print(stderr, "redlock: {}\n", message);
+  print_line("redlock: " + message);
 }
 
 lock_options session::lock_options_for(const std::string& resource,

@@ -21,11 +21,19 @@ int lost_or_taken(session& s, const std::string& resource, const std::string& to
   const auto timeout = s.options().request_timeout.count() > 0 ? s.options().request_timeout
                                                                : std::chrono::milliseconds{500};
   bool finished = false;
+  bool read = false;
   s.client().async_status(resource, timeout, [&](error_code ec, resource_status found) {
+    read = !ec;
     if (!ec && found.quorum_holder && *found.quorum_holder != token) status = held_elsewhere;
     finished = true;
   });
   s.run_until(finished);
+  if (!read) {
+    s.error(fmt::format("{} is not held by this token on a majority (who holds it could not be "
+                        "read)",
+                        resource));
+    return lost;
+  }
   if (status == held_elsewhere) {
     s.error(fmt::format("{} is held by another token", resource));
   } else {
@@ -105,7 +113,14 @@ int run_extend(session& s, const token_arguments& arguments) {
     finished = true;
   });
   s.run_until(finished);
-  if (result == errc::lock_lost) return lost_or_taken(s, arguments.resource, arguments.token);
+  if (result == errc::lock_lost) {
+    // The extend may have landed on a minority that still held the token:
+    // the lock is gone, so those keys must not outlive their old TTL.
+    finished = false;
+    s.client().async_release(handle, [&](error_code, std::size_t) { finished = true; });
+    s.run_until(finished);
+    return lost_or_taken(s, arguments.resource, arguments.token);
+  }
   if (result) {
     s.error(fmt::format("could not extend {}: {}", arguments.resource,
                         is_invalid_argument(result) ? describe_invalid(result) : result.message()));
