@@ -3,6 +3,7 @@
 #include <redlock/redlock.hpp>  // first: it includes <utility> before Asio
 
 #include "allocation_counter.hpp"
+#include "args/options.hpp"
 #include "stats.hpp"
 
 #include <fmt/format.h>
@@ -13,30 +14,34 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
-#include <charconv>
+#include <array>
 #include <cstdio>
 #include <exception>
 #include <fstream>
+#include <limits>
 #include <optional>
 #include <string>
-#include <string_view>
+#include <vector>
 
 namespace asio = boost::asio;
 using namespace std::chrono_literals;
 using redlock::bench::samples;
 using std::chrono::milliseconds;
+namespace args = redlock::args;
 
 namespace {
 
 enum class workload { latency, throughput, contention };
+constexpr std::array all_workloads{workload::latency, workload::throughput, workload::contention};
 
 struct options {
   std::vector<redlock::node_config> nodes;
   workload kind = workload::latency;
-  double duration_s = 10;
-  unsigned concurrency = 1;
-  milliseconds ttl{10000};
-  double warmup_s = 1;
+  milliseconds duration{10'000};
+  /// 0 until given: the workload's own default.
+  unsigned concurrency = 0;
+  milliseconds ttl{10'000};
+  milliseconds warmup{1000};
   milliseconds hold{1};
 };
 
@@ -52,70 +57,40 @@ const char* name_of(workload w) {
   return "?";
 }
 
-[[noreturn]] void usage(std::string_view problem) {
-  fmt::print(
-      stderr,
-      "redlock-bench: {}\n"
-      "usage: redlock-bench --nodes H:P[,H:P...] [--workload latency|throughput|contention]\n"
-      "       [--duration S] [--concurrency C] [--ttl MS] [--warmup S] [--hold MS]\n",
-      problem);
-  std::exit(2);
-}
-
-template <class Number>
-Number number(std::string_view flag, std::string_view text) {
-  Number value{};
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc{} || end != text.data() + text.size() || value < Number{}) {
-    usage(fmt::format("{} needs a non-negative number, not '{}'", flag, text));
-  }
-  return value;
-}
-
-options parse(int argc, char** argv) {
-  options o;
-  bool concurrency_given = false;
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view flag = argv[i];
-    if (i + 1 >= argc) usage(fmt::format("{} needs a value", flag));
-    const std::string_view value = argv[++i];
-    if (flag == "--nodes") {
-      try {
-        o.nodes = redlock::parse_nodes(value);
-      } catch (const redlock::config_error& e) {
-        usage(e.what());
-      }
-    } else if (flag == "--workload") {
-      if (value == "latency")
-        o.kind = workload::latency;
-      else if (value == "throughput")
-        o.kind = workload::throughput;
-      else if (value == "contention")
-        o.kind = workload::contention;
-      else
-        usage(fmt::format("unknown workload '{}'", value));
-    } else if (flag == "--duration") {
-      o.duration_s = number<double>(flag, value);
-    } else if (flag == "--concurrency") {
-      o.concurrency = number<unsigned>(flag, value);
-      concurrency_given = true;
-    } else if (flag == "--ttl") {
-      o.ttl = milliseconds(number<long>(flag, value));
-    } else if (flag == "--warmup") {
-      o.warmup_s = number<double>(flag, value);
-    } else if (flag == "--hold") {
-      o.hold = milliseconds(number<long>(flag, value));
-    } else {
-      usage(fmt::format("unknown flag '{}'", flag));
+/// Declares the options on `app`; `o` holds the defaults and receives the values.
+void add_options(CLI::App& app, options& o) {
+  app.footer(
+      "Prints one JSON line of figures at the end. Exit status: 0 done, 1 nothing but errors, "
+      "2 bad command line.");
+  args::add_nodes(app, o.nodes, "Redis masters to lock on (required)");
+  std::vector<std::string> workload_names;
+  for (const auto w : all_workloads) workload_names.emplace_back(name_of(w));
+  const auto set_workload = [&o](const std::string& name) {
+    for (const auto w : all_workloads) {
+      if (name == name_of(w)) o.kind = w;
     }
-  }
-  if (o.nodes.empty()) usage("--nodes is required");
-  if (o.duration_s <= 0) usage("--duration must be positive");
-  if (!concurrency_given)
-    o.concurrency = o.kind == workload::throughput ? 64 : o.kind == workload::contention ? 8 : 1;
-  if (o.kind == workload::latency) o.concurrency = 1;
-  if (o.concurrency == 0) usage("--concurrency must be at least 1");
-  return o;
+  };
+  app.add_option_function<std::string>(
+         "--workload", set_workload,
+         "latency: acquire and release, one at a time; throughput: the same, concurrently; "
+         "contention: every worker after one resource, held for --hold")
+      ->check(CLI::IsMember(workload_names))
+      ->default_str(name_of(o.kind));
+  args::add_duration(app, "--duration", o.duration, "Measured time, after the warm-up");
+  app.add_option("--concurrency", o.concurrency,
+                 "Concurrent workers (default: latency 1, throughput 64, contention 8; latency "
+                 "always runs 1)")
+      ->check(CLI::Range(1U, std::numeric_limits<unsigned>::max(), "POSITIVE"));
+  args::add_duration(app, "--ttl", o.ttl, "TTL of each lock");
+  args::add_duration(app, "--warmup", o.warmup, "Time before the measured period (not counted)");
+  args::add_duration(app, "--hold", o.hold, "How long contention's holders keep the lock");
+}
+
+/// What is wrong with the options taken together, if anything.
+std::optional<std::string> command_line_problem(const options& o) {
+  if (o.nodes.empty()) return "--nodes is required";
+  if (o.duration <= milliseconds::zero()) return "--duration must be positive";
+  return std::nullopt;
 }
 
 struct cpu_times {
@@ -235,7 +210,18 @@ asio::awaitable<void> contention_worker(run& r) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const options opts = parse(argc, argv);
+  CLI::App app{"Acquire/release latency, throughput and contention of redlock against real nodes.",
+               "redlock-bench"};
+  options opts;
+  add_options(app, opts);
+  if (const auto exit_status = args::parse(app, argc, argv)) return *exit_status;
+  if (const auto problem = command_line_problem(opts)) return args::usage_error(app, *problem);
+  // The workload's own concurrency unless given; latency always measures one at a time.
+  if (opts.concurrency == 0 || opts.kind == workload::latency) {
+    opts.concurrency = opts.kind == workload::throughput   ? 64
+                       : opts.kind == workload::contention ? 8
+                                                           : 1;
+  }
 
   redlock::client_config config;
   config.nodes = opts.nodes;
@@ -246,14 +232,14 @@ int main(int argc, char** argv) {
   try {
     locks.emplace(io.get_executor(), config);
   } catch (const redlock::config_error& e) {
-    usage(e.what());
+    std::string what = e.what();
+    if (what.starts_with("redlock: ")) what.erase(0, 9);  // our own line says it
+    return args::usage_error(app, "--nodes: " + what);
   }
 
   const auto start = redlock::clock::now();
-  const auto warmup = std::chrono::duration_cast<redlock::clock::duration>(
-      std::chrono::duration<double>(opts.warmup_s));
-  const auto measured = std::chrono::duration_cast<redlock::clock::duration>(
-      std::chrono::duration<double>(opts.duration_s));
+  const auto warmup = std::chrono::duration_cast<redlock::clock::duration>(opts.warmup);
+  const auto measured = std::chrono::duration_cast<redlock::clock::duration>(opts.duration);
   run r{opts, *locks};
   r.measure_from = start + warmup;
   r.stop_at = start + warmup + measured;
@@ -288,7 +274,7 @@ int main(int argc, char** argv) {
 
   const auto cpu_end = cpu_now();
   const auto allocations = redlock::bench::allocations() - allocations_start;
-  const double seconds = opts.duration_s;
+  const double seconds = std::chrono::duration<double>(opts.duration).count();
   const double user = cpu_end.user - cpu_start.user;
   const double system = cpu_end.system - cpu_start.system;
   if (!r.first_error.empty())

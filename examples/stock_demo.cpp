@@ -15,6 +15,9 @@
 // was on, 2 bad command line, 3 a worker or the store failed.
 #include <redlock/redlock.hpp>
 
+#include "args/duration.hpp"
+#include "args/options.hpp"
+
 #include <fmt/core.h>
 #include <hiredis/hiredis.h>
 #include <sys/time.h>
@@ -29,7 +32,6 @@
 #include <csignal>
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <initializer_list>
@@ -47,31 +49,7 @@ using namespace std::chrono_literals;
 
 constexpr int exit_ok = 0;
 constexpr int exit_oversold = 1;
-constexpr int exit_usage = 2;
-constexpr int exit_failure = 3;
-
-constexpr std::string_view usage_text =
-    R"(usage: stock_demo --store H:P [--nodes H:P[,H:P...]] [options]
-
-  --nodes H:P[,H:P...]  Redis masters used as lock nodes (required unless --no-lock)
-  --store H:P           Redis instance holding the shop's data (not a lock node)
-  --workers W           worker processes (default 8)
-  --stock S             items in stock at the start (default 200)
-  --no-lock             sell without the lock, to show the oversell
-  --ttl MS              lock TTL in milliseconds (default 2000)
-  --prefix P            key prefix (default "demo:"); data keys are P+"stock" and
-                        P+"sold", the lock key is P+"lock:stock". Every key under P
-                        in the store is deleted at the start.
-  --help                print this text
-
-Exit status: 0 nothing oversold (always with --no-lock), 1 oversold with the lock,
-2 bad command line, 3 a worker or the store failed.
-)";
-
-/// A bad command line: reported with the usage text, exit status 2.
-struct usage_error : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
+constexpr int exit_failure = 3;  // 2, a bad command line, comes from redlock::args
 
 using endpoint = redlock::node_config;
 
@@ -86,87 +64,51 @@ struct options {
   long long workers = 8;
   long long stock = 200;
   bool use_lock = true;
-  long long ttl_ms = 2000;
+  std::chrono::milliseconds ttl{2000};
   std::string prefix = "demo:";
 };
 
 // ---------------------------------------------------------------------------
 // Command line
 
-long long parse_integer(std::string_view flag, std::string_view text, long long min,
-                        long long max) {
-  long long value = 0;
-  const char* const end = text.data() + text.size();
-  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
-  if (text.empty() || ec == std::errc::invalid_argument || ptr != end) {
-    throw usage_error(fmt::format("{}: '{}' is not an integer", flag, text));
-  }
-  if (ec == std::errc::result_out_of_range || value < min || value > max) {
-    throw usage_error(fmt::format("{}: {} is out of range [{}, {}]", flag, text, min, max));
-  }
-  return value;
+/// Declares the options on `app`; `opt` holds the defaults and receives the values.
+void add_options(CLI::App& app, options& opt) {
+  app.footer(
+      "Exit status: 0 nothing oversold (always with --no-lock), 1 oversold with the lock, 2 bad "
+      "command line, 3 a worker or the store failed.");
+  redlock::args::add_nodes(app, opt.nodes,
+                           "Redis masters used as lock nodes (required unless --no-lock)");
+  redlock::args::add_endpoint(app, "--store", opt.store,
+                              "Redis instance holding the shop's data (not a lock node); required");
+  app.add_option("--workers", opt.workers, "Worker processes")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1024));
+  app.add_option("--stock", opt.stock, "Items in stock at the start")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1'000'000'000));
+  app.add_flag_callback(
+      "--no-lock", [&opt] { opt.use_lock = false; }, "Sell without the lock, to show the oversell");
+  redlock::args::add_duration(app, "--ttl", opt.ttl, "Lock TTL (1ms to 24h)");
+  app.add_option("--prefix", opt.prefix,
+                 "Key prefix: the data keys are PREFIX+\"stock\" and PREFIX+\"sold\", the lock "
+                 "key PREFIX+\"lock:stock\"; every key under PREFIX in the store is deleted at the "
+                 "start")
+      ->capture_default_str();
 }
 
-/// "host:port" or "[ipv6]:port", one or a comma-separated list, parsed by the library.
-template <class Parse>
-auto parse_endpoints(std::string_view flag, std::string_view text, Parse parse) {
-  try {
-    return parse(text);
-  } catch (const redlock::config_error& e) {
-    throw usage_error(fmt::format("{}: {}", flag, e.what()));
-  }
-}
-
-/// Accepts "--flag value" and "--flag=value".
-options parse_command_line(int argc, char** argv) {
-  options opt;
-  for (int i = 1; i < argc; ++i) {
-    std::string_view arg = argv[i];
-    std::optional<std::string_view> inline_value;
-    if (const auto eq = arg.find('='); arg.starts_with("--") && eq != std::string_view::npos) {
-      inline_value = arg.substr(eq + 1);
-      arg = arg.substr(0, eq);
-    }
-    auto value = [&]() -> std::string_view {
-      if (inline_value) return *inline_value;
-      if (i + 1 >= argc) throw usage_error(fmt::format("{} needs a value", arg));
-      return argv[++i];
-    };
-
-    if (arg == "--help" || arg == "-h") {
-      std::fputs(usage_text.data(), stdout);
-      std::exit(exit_ok);
-    } else if (arg == "--no-lock") {
-      if (inline_value) throw usage_error("--no-lock takes no value");
-      opt.use_lock = false;
-    } else if (arg == "--nodes") {
-      opt.nodes = parse_endpoints(arg, value(), redlock::parse_nodes);
-    } else if (arg == "--store") {
-      opt.store = parse_endpoints(arg, value(), redlock::parse_node);
-    } else if (arg == "--workers") {
-      opt.workers = parse_integer(arg, value(), 1, 1024);
-    } else if (arg == "--stock") {
-      opt.stock = parse_integer(arg, value(), 0, 1'000'000'000);
-    } else if (arg == "--ttl") {
-      opt.ttl_ms = parse_integer(arg, value(), 1, 24LL * 3600 * 1000);
-    } else if (arg == "--prefix") {
-      opt.prefix = value();
-    } else {
-      throw usage_error(fmt::format("unknown argument '{}'", arg));
-    }
-  }
-
-  if (!opt.store) throw usage_error("--store is required");
-  if (opt.use_lock && opt.nodes.empty()) throw usage_error("--nodes is required (or --no-lock)");
+/// What is wrong with the options taken together, if anything.
+std::optional<std::string> command_line_problem(const options& opt) {
+  if (!opt.store) return "--store is required";
+  if (opt.use_lock && opt.nodes.empty()) return "--nodes is required (or --no-lock)";
+  if (opt.ttl < 1ms || opt.ttl > 24h) return "--ttl must be between 1ms and 24h";
   // The demo deletes every key under the prefix: an empty one would wipe the store.
-  if (opt.prefix.empty()) throw usage_error("--prefix must not be empty");
+  if (opt.prefix.empty()) return "--prefix must not be empty";
   for (const auto& node : opt.nodes) {
     if (node.host == opt.store->host && node.port == opt.store->port) {
-      throw usage_error(
-          fmt::format("--store {} must not be one of the lock nodes", to_string(node)));
+      return fmt::format("--store {} must not be one of the lock nodes", to_string(node));
     }
   }
-  return opt;
+  return std::nullopt;
 }
 
 // ---------------------------------------------------------------------------
@@ -181,12 +123,32 @@ redlock::client_config make_client_config(const options& opt) {
 
 redlock::lock_options make_lock_options(const options& opt) {
   redlock::lock_options lock_opts;
-  lock_opts.ttl = redlock::milliseconds{opt.ttl_ms};
+  lock_opts.ttl = opt.ttl;
   // Workers queue up for the lock: keep retrying (no attempt limit) with a
   // short backoff, but give up after 10 s so a dead cluster is reported.
   lock_opts.retry = redlock::retry_policy::exponential(1ms, 20ms, 0);
   lock_opts.wait_timeout = 10s;
   return lock_opts;
+}
+
+/// Checks the lock configuration once, here, rather than in W workers;
+/// prints its warnings. Returns what is wrong, if anything.
+std::optional<std::string> lock_configuration_problem(const options& opt) {
+  if (!opt.use_lock) return std::nullopt;
+  const redlock::client_config config = make_client_config(opt);
+  try {
+    for (const auto& warning : redlock::validate(config)) {
+      fmt::print(stderr, "stock_demo: warning: {}\n", warning);
+    }
+  } catch (const redlock::config_error& e) {
+    std::string_view what = e.what();
+    if (what.starts_with("redlock: ")) what.remove_prefix(9);  // our own line says it
+    return fmt::format("--nodes: {}", what);
+  }
+  if (const auto ec = redlock::validate("stock", make_lock_options(opt), config.drift_factor)) {
+    return fmt::format("--ttl: {}", ec.message());
+  }
+  return std::nullopt;
 }
 
 // ---------------------------------------------------------------------------
@@ -397,21 +359,6 @@ bool wait_for_workers(const std::vector<pid_t>& pids) {
 }
 
 int run(const options& opt) {
-  if (opt.use_lock) {
-    // Check the lock configuration once, here, rather than in W workers.
-    const redlock::client_config config = make_client_config(opt);
-    try {
-      for (const auto& warning : redlock::validate(config)) {
-        fmt::print(stderr, "stock_demo: warning: {}\n", warning);
-      }
-    } catch (const redlock::config_error& e) {
-      throw usage_error(fmt::format("--nodes: {}", e.what()));
-    }
-    if (const auto ec = redlock::validate("stock", make_lock_options(opt), config.drift_factor)) {
-      throw usage_error(fmt::format("--ttl: {}", ec.message()));
-    }
-  }
-
   const std::string stock_key = opt.prefix + "stock";
   const std::string sold_key = opt.prefix + "sold";
   {
@@ -452,10 +399,11 @@ int run(const options& opt) {
   const long long sold = db.get_integer(sold_key);
   const long long oversold = std::max(0LL, sold - opt.stock);
 
-  const std::string mode = opt.use_lock
-                               ? fmt::format("with lock ({} node{}, ttl {} ms)", opt.nodes.size(),
-                                             opt.nodes.size() == 1 ? "" : "s", opt.ttl_ms)
-                               : std::string("without lock");
+  const std::string mode =
+      opt.use_lock
+          ? fmt::format("with lock ({} node{}, ttl {})", opt.nodes.size(),
+                        opt.nodes.size() == 1 ? "" : "s", redlock::args::format_duration(opt.ttl))
+          : std::string("without lock");
   fmt::print("mode: {}, workers: {}, stock: {}, elapsed: {:.3f} s{}\n", mode, opt.workers,
              opt.stock, elapsed.count(), all_ok ? "" : " (some workers failed)");
   fmt::print("sold={} remaining={} oversold={}\n", sold, remaining, oversold);
@@ -468,11 +416,21 @@ int run(const options& opt) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  CLI::App app{
+      "The oversell demonstration: W worker processes sell S items kept in a Redis store\n"
+      "of their own, each sale a read-modify-write, with or without a Redlock around it.\n",
+      "stock_demo"};
+  options opt;
+  add_options(app, opt);
+  if (const auto exit_status = redlock::args::parse(app, argc, argv)) return *exit_status;
+  if (const auto problem = command_line_problem(opt)) {
+    return redlock::args::usage_error(app, *problem);
+  }
   try {
-    return run(parse_command_line(argc, argv));
-  } catch (const usage_error& e) {
-    fmt::print(stderr, "stock_demo: {}\n\n{}", e.what(), usage_text);
-    return exit_usage;
+    if (const auto problem = lock_configuration_problem(opt)) {
+      return redlock::args::usage_error(app, *problem);
+    }
+    return run(opt);
   } catch (const std::exception& e) {
     fmt::print(stderr, "stock_demo: {}\n", e.what());
     return exit_failure;

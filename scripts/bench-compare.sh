@@ -225,7 +225,7 @@ run() {
   limit=$(awk -v d="$seconds" -v w="$WARMUP" 'BEGIN { printf "%d", d + w + 120 }')
   if [[ "$scenario" == memory ]]; then
     # Run the bench itself (not under timeout) so that its RSS can be read.
-    "$@" --duration "$seconds" --warmup "$WARMUP" --ttl "$TTL" >"$out" 2>"$err" &
+    "$@" --duration "${seconds}s" --warmup "${WARMUP}s" --ttl "${TTL}ms" >"$out" 2>"$err" &
     pid=$!
     bg_pids+=("$pid")
     printf 't_s\trss_kb\n' >"$memory_tsv"
@@ -242,7 +242,7 @@ run() {
     done
   else
     timeout --kill-after=10 "$limit" \
-      "$@" --duration "$seconds" --warmup "$WARMUP" --ttl "$TTL" >"$out" 2>"$err" &
+      "$@" --duration "${seconds}s" --warmup "${WARMUP}s" --ttl "${TTL}ms" >"$out" 2>"$err" &
     pid=$!
     bg_pids+=("$pid")
   fi
@@ -274,7 +274,7 @@ for scenario in latency throughput contention latency-slow-node; do
     case "$scenario" in
       latency) args=(--nodes "$nodes" --workload latency --concurrency 1) ;;
       throughput) args=(--nodes "$nodes" --workload throughput --concurrency 64) ;;
-      contention) args=(--nodes "$nodes" --workload contention --concurrency 8 --hold 1) ;;
+      contention) args=(--nodes "$nodes" --workload contention --concurrency 8 --hold 1ms) ;;
       latency-slow-node) args=(--nodes "$slow_nodes" --workload latency --concurrency 1) ;;
     esac
     run "$client" "$scenario" "$DURATION" -- "${cmd[@]}" "${args[@]}"

@@ -2,16 +2,17 @@
 # Long fault-injection run with the mutual-exclusion checker, then every
 # scenario, every targeted plan with a correct client, and every negative
 # control once; prints the counts that docs/safety.md quotes.
-# Usage: scripts/torture.sh [--duration S] [--seed N] [--clients K]
+# Usage: scripts/torture.sh [--duration DUR] [--seed N] [--clients K]
 #                           [--workers-per-client W] [--resources R] [--no-controls]
-# Defaults: 660 s of faults, a random seed (printed, for replay), K=4
+# DUR has a unit, as redlock-torture takes it: 660s, 11m.
+# Defaults: 660s of faults, a random seed (printed, for replay), K=4
 # client processes of W=8 workers sharing one client each, R=3.
 # --no-controls skips the negative controls (the library's deliberate
 # defects, src/detail/negative_controls.hpp).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-duration=660
+duration=660s
 seed=""
 clients=4
 workers=8
@@ -47,7 +48,7 @@ cleanup() {
 trap cleanup EXIT
 
 status=0
-echo "=== long schedule: $duration s of faults, K=$clients x W=$workers, R=$resources ==="
+echo "=== long schedule: $duration of faults, K=$clients x W=$workers, R=$resources ==="
 "$bin" --clients "$clients" --workers-per-client "$workers" --resources "$resources" \
   --duration "$duration" ${seed:+--seed "$seed"} --out "$out/long" || status=1
 

@@ -4,7 +4,10 @@
 // put the two side by side.
 //
 //   node harness.mjs --nodes H:P[,H:P...] --workload latency|throughput|contention
-//                    --duration S --concurrency C --ttl MS --warmup S --hold MS
+//                    --duration DUR --concurrency C --ttl DUR --warmup DUR --hold DUR
+//
+// A DUR has a unit, as in redlock-bench: 500ms, 20s, 1.5m, 1h (a bare number
+// other than 0 is refused).
 //
 // The packages are looked up in $NODE_REDLOCK_DIR (a directory where
 // `npm install redlock@5.0.0-beta.2 ioredis` was run), else from this file's
@@ -33,15 +36,30 @@ function usage(problem) {
   process.stderr.write(
     `node-redlock harness: ${problem}\n` +
       "usage: harness.mjs --nodes H:P[,H:P...] [--workload latency|throughput|contention]\n" +
-      "       [--duration S] [--concurrency C] [--ttl MS] [--warmup S] [--hold MS]\n",
+      "       [--duration DUR] [--concurrency C] [--ttl DUR] [--warmup DUR] [--hold DUR]\n",
   );
   process.exit(2);
 }
 
-function number(flag, text, integer) {
-  const ok = integer ? /^[0-9]+$/.test(text) : /^[0-9]+(\.[0-9]*)?$|^\.[0-9]+$/.test(text);
-  if (!ok) usage(`${flag} needs a non-negative number, not '${text}'`);
+function count(flag, text) {
+  if (!/^[0-9]+$/.test(text)) usage(`${flag} needs a non-negative whole number, not '${text}'`);
   return Number(text);
+}
+
+// Milliseconds, from "<number><unit>" (unit ms, s, m or h) or "0", as
+// cli/args/duration.cpp reads it for redlock-bench.
+function duration(flag, text) {
+  if (text === "0") return 0;
+  const match = /^([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(ms|s|m|h)$/.exec(text);
+  if (!match) {
+    const bare = /^[0-9.]+$/.test(text);
+    const why = bare
+      ? "needs a unit: ms, s, m or h (e.g. 30s)"
+      : "is not a duration (e.g. 500ms, 30s, 5m, 1h)";
+    usage(`${flag}: '${text}' ${why}`);
+  }
+  const unitMs = { ms: 1, s: 1000, m: 60000, h: 3600000 }[match[2]];
+  return Math.ceil(Number(match[1]) * unitMs);
 }
 
 function parseNodes(text) {
@@ -59,6 +77,7 @@ function parseNodes(text) {
 }
 
 function parse(argv) {
+  // duration and warmup in seconds, ttl and hold in milliseconds
   const o = {
     nodes: [],
     workload: "latency",
@@ -84,20 +103,20 @@ function parse(argv) {
         o.workload = value;
         break;
       case "--duration":
-        o.duration = number(flag, value, false);
+        o.duration = duration(flag, value) / 1000;
         break;
       case "--concurrency":
-        o.concurrency = number(flag, value, true);
+        o.concurrency = count(flag, value);
         concurrencyGiven = true;
         break;
       case "--ttl":
-        o.ttl = number(flag, value, true);
+        o.ttl = duration(flag, value);
         break;
       case "--warmup":
-        o.warmup = number(flag, value, false);
+        o.warmup = duration(flag, value) / 1000;
         break;
       case "--hold":
-        o.hold = number(flag, value, true);
+        o.hold = duration(flag, value);
         break;
       default:
         usage(`unknown flag '${flag}'`);

@@ -1,6 +1,7 @@
 // redlock-torture: runs Redlock clients against five local Redis nodes under
 // injected faults, records every operation, and checks mutual exclusion.
-// See usage_text below and tests/torture/CMakeLists.txt for the CI runs.
+// See --help (parse_command_line below) and tests/torture/CMakeLists.txt for
+// the CI runs.
 #include <redlock/redlock.hpp>  // first: <utility> before any Asio header
 
 #include "checker.hpp"
@@ -15,15 +16,17 @@
 #include "worker_pool.hpp"
 #include "workload.hpp"
 
+#include "args/options.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <charconv>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <exception>
 #include <filesystem>
+#include <functional>
 #include <limits>
 #include <map>
 #include <optional>
@@ -40,6 +43,7 @@ using namespace redlock::torture;
 using namespace std::chrono_literals;
 using std::chrono::milliseconds;
 using steady = std::chrono::steady_clock;
+namespace args = redlock::args;
 
 constexpr int exit_as_expected = 0;
 constexpr int exit_unexpected = 1;
@@ -48,57 +52,21 @@ constexpr int exit_error = 2;
 constexpr double drift_factor = 0.01;  // the clients' default
 constexpr std::size_t lock_nodes = 5;
 
-constexpr std::string_view usage_text =
-    R"(usage: redlock-torture --out DIR [options]
+// Help texts, wrapped for a terminal: CLI11 prints them as they are.
+constexpr auto description =
+    "Runs K client processes, each with one Redlock client shared by W concurrent\n"
+    "workers, against 5 local redis-server lock nodes (each behind a fault proxy)\n"
+    "under a seeded random fault schedule that keeps the Redlock assumptions, or\n"
+    "under a targeted plan, or runs one deterministic scenario; records every\n"
+    "operation and checks lease exclusion, critical-section overlap, lost updates\n"
+    "on a protected register, bogus successes, lock keys without TTL, votes of\n"
+    "failed attempts left on healthy nodes and lock keys left after the heal.\n";
 
-Runs K client processes, each with one Redlock client shared by W concurrent
-workers, against 5 local redis-server lock nodes (each behind a fault proxy)
-under a seeded random fault schedule that keeps the Redlock assumptions, or
-under a targeted plan, or runs one deterministic scenario; records every
-operation and checks lease exclusion, critical-section overlap, lost updates
-on a protected register, bogus successes, lock keys without TTL, votes of
-failed attempts left on healthy nodes and lock keys left after the heal.
-
-  --out DIR              run directory: histories, fault and check logs
-                         (client-*.jsonl, faults.jsonl, checks.jsonl, *.log)
-  --clients K            client processes (default 4, or the plan's)
-  --workers-per-client W concurrent workers sharing each process's client
-                         (default 8, or the plan's)
-  --resources R          resources r0..r(R-1) (default 3, or the plan's)
-  --duration S           seconds of faults before the heal phase (default 60,
-                         or the plan's)
-  --seed N               seed of the schedule and the clients (default: random, printed)
-  --persistence none|always
-                         lock nodes without persistence (killed nodes come back
-                         after the max TTL) or with appendfsync always (killed
-                         nodes restart at once); default none
-  --plan NAME            run a targeted plan instead of the random schedule
-                         (see --list-plans)
-  --scenario NAME        run a deterministic scenario instead (see --list-scenarios);
-                         the scenario sets the persistence itself
-  --break NAME           switch on one of the library's deliberate defects in
-                         every client (negative control; repeatable):
-                         drop_drift, count_late_votes, skip_undo, settle_twice
-  --expect-violation KIND
-                         succeed only if the checker finds a violation of this
-                         kind (repeatable: every kind must be found); kinds:
-                         lease_overlap, cs_overlap, lost_update, no_ttl_key,
-                         leftover_key, bogus_success, orphaned_votes
-  --min-acquisitions N   fail unless at least N acquires succeeded (default 0)
-  --check DIR            only check an existing run directory
-  --list-scenarios       list the scenarios and exit
-  --list-plans           list the plans and exit
-  --help                 this text
-
-Output: a summary, then one JSON line with every figure (the last line).
-Exit status: 0 as expected (no violation, or with --expect-violation every
-kind named found), 1 not as expected, 2 bad command line or the test setup
-failed.
-)";
-
-struct usage_error : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
+constexpr auto footer =
+    "Output: a summary, then one JSON line with every figure (the last line).\n"
+    "Exit status: 0 as expected (no violation, or with --expect-violation every\n"
+    "kind named found), 1 not as expected, 2 bad command line or the test setup\n"
+    "failed.";
 
 struct options {
   // controller
@@ -106,7 +74,7 @@ struct options {
   std::optional<int> clients;
   std::optional<int> workers_per_client;
   std::optional<int> resources;
-  std::optional<long long> duration_s;
+  std::optional<milliseconds> duration;
   std::optional<std::uint64_t> seed;
   std::string persistence = "none";
   std::string plan;
@@ -122,134 +90,139 @@ struct options {
   std::uint16_t store_port = 0;
 };
 
-long long parse_integer(std::string_view flag, std::string_view text, long long min,
-                        long long max) {
-  long long value = 0;
-  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || ec != std::errc{} || ptr != text.data() + text.size()) {
-    throw usage_error(fmt::format("{}: '{}' is not an integer", flag, text));
-  }
-  if (value < min || value > max) {
-    throw usage_error(fmt::format("{}: {} is out of range [{}, {}]", flag, text, min, max));
-  }
-  return value;
+/// Accepts the names `known` accepts; refuses others, pointing at `list_flag`.
+CLI::Validator known_name(std::string what, std::string list_flag,
+                          std::function<bool(std::string_view)> known) {
+  return CLI::Validator(
+      [what, list_flag, known](const std::string& name) {
+        return known(name) ? std::string()
+                           : fmt::format("unknown {} '{}'; {} lists them", what, name, list_flag);
+      },
+      "");
 }
 
-std::vector<std::uint16_t> parse_ports(std::string_view flag, std::string_view text) {
-  std::vector<std::uint16_t> ports;
-  for (;;) {
-    const auto comma = text.find(',');
-    ports.push_back(
-        static_cast<std::uint16_t>(parse_integer(flag, text.substr(0, comma), 1, 65535)));
-    if (comma == std::string_view::npos) return ports;
-    text.remove_prefix(comma + 1);
-  }
-}
+/// Parses the command line into `opt`. Returns the exit status when the
+/// program is to stop now (after --help, a list, or a usage error).
+std::optional<int> parse_command_line(int argc, char** argv, options& opt) {
+  CLI::App app{description, "redlock-torture"};
+  app.footer(footer);
 
-options parse_command_line(int argc, char** argv) {
-  options opt;
-  for (int i = 1; i < argc; ++i) {
-    std::string_view arg = argv[i];
-    std::optional<std::string_view> inline_value;
-    if (const auto eq = arg.find('='); arg.starts_with("--") && eq != std::string_view::npos) {
-      inline_value = arg.substr(eq + 1);
-      arg = arg.substr(0, eq);
+  app.add_option("--out", opt.out,
+                 "Run directory: histories, fault and check logs (client-*.jsonl, faults.jsonl, "
+                 "checks.jsonl, *.log); required unless --check")
+      ->type_name("DIR");
+  app.add_option("--clients", opt.clients, "Client processes (default 4, or the plan's)")
+      ->check(CLI::Range(1, 64));
+  app.add_option("--workers-per-client", opt.workers_per_client,
+                 "Concurrent workers sharing each process's client (default 8, or the plan's)")
+      ->check(CLI::Range(1, 256));
+  app.add_option("--resources", opt.resources, "Resources r0..r(R-1) (default 3, or the plan's)")
+      ->check(CLI::Range(1, 10000));
+  milliseconds duration{0};
+  auto* duration_option =
+      args::add_duration(app, "--duration", duration,
+                         "Time of faults before the heal phase, 1s to 7 days (default 60s, or "
+                         "the plan's)")
+          ->default_str("");
+  app.add_option("--seed", opt.seed,
+                 "Seed of the schedule and the clients (default: random, printed)")
+      ->check(CLI::Range(std::uint64_t{0},
+                         static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())));
+  app.add_option("--persistence", opt.persistence,
+                 "none: lock nodes without persistence (killed nodes come back after the max "
+                 "TTL); always: appendfsync always (killed nodes restart at once)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"none", "always"}));
+  auto* plan_option =
+      app.add_option("--plan", opt.plan,
+                     "Run a targeted plan instead of the random schedule (see --list-plans)")
+          ->type_name("NAME")
+          ->check(known_name("plan", "--list-plans",
+                             [](std::string_view name) { return find_plan(name) != nullptr; }));
+  app.add_option("--scenario", opt.scenario,
+                 "Run a deterministic scenario instead (see --list-scenarios); the scenario sets "
+                 "the persistence itself")
+      ->type_name("NAME")
+      ->check(known_name("scenario", "--list-scenarios",
+                         [](std::string_view name) { return find_scenario(name) != nullptr; }))
+      ->excludes(plan_option);
+  app.add_option("--break", opt.broken,
+                 "Switch on one of the library's deliberate defects in every client (negative "
+                 "control; repeatable)")
+      ->allow_extra_args(false)
+      ->check(CLI::IsMember(std::vector<std::string>(negative_control_names().begin(),
+                                                     negative_control_names().end())));
+  std::vector<std::string> expected_kinds;
+  std::vector<std::string> kind_names;
+  for (const auto kind : all_violation_kinds) kind_names.emplace_back(name(kind));
+  app.add_option("--expect-violation", expected_kinds,
+                 "Succeed only if the checker finds a violation of this kind (repeatable: every "
+                 "kind must be found)")
+      ->allow_extra_args(false)
+      ->check(CLI::IsMember(kind_names));
+  // The old spelling, unlisted: say what replaced it.
+  auto* replaced_option = app.add_option("--expect-violations")->expected(0, 1)->group("");
+  app.add_option("--min-acquisitions", opt.min_acquisitions,
+                 "Fail unless at least N acquires succeeded")
+      ->capture_default_str()
+      ->check(CLI::Range(std::size_t{0}, std::size_t{1} << 40));
+  app.add_option("--check", opt.check_only, "Only check an existing run directory")
+      ->type_name("DIR");
+  bool list_scenarios = false;
+  bool list_plans = false;
+  app.add_flag("--list-scenarios", list_scenarios, "List the scenarios and exit");
+  app.add_flag("--list-plans", list_plans, "List the plans and exit");
+
+  // Listed apart: the controller starts each client process with these.
+  const std::string internal = "Internal (how the program starts its client processes)";
+  app.add_flag("--worker", opt.worker, "Run as one client process")->group(internal);
+  app.add_option("--proc", opt.proc, "The process's number, as in client-N.jsonl")
+      ->group(internal)
+      ->check(CLI::Range(0, 1000));
+  app.add_option("--nodes", opt.node_ports, "Ports of the lock nodes' proxies on 127.0.0.1")
+      ->group(internal)
+      ->type_name("PORT[,PORT...]")
+      ->delimiter(',')
+      ->allow_extra_args(false)
+      ->check(CLI::Range(1, 65535));
+  app.add_option("--store", opt.store_port, "Port of the protected registers' store on 127.0.0.1")
+      ->group(internal)
+      ->type_name("PORT")
+      ->check(CLI::Range(1, 65535));
+
+  if (const auto exit_status = args::parse(app, argc, argv)) return exit_status;
+
+  if (list_scenarios) {
+    for (const auto& s : all_scenarios()) {
+      fmt::print("{:<30} {:<6} {}\n", s.name, s.breaks_assumption ? "breaks" : "safe",
+                 s.description);
     }
-    const auto value = [&]() -> std::string_view {
-      if (inline_value) return *inline_value;
-      if (i + 1 >= argc) throw usage_error(fmt::format("{} needs a value", arg));
-      return argv[++i];
-    };
-    const auto flag = [&] {
-      if (inline_value) throw usage_error(fmt::format("{} takes no value", arg));
-    };
-    if (arg == "--help" || arg == "-h") {
-      std::fputs(usage_text.data(), stdout);
-      std::exit(exit_as_expected);
-    } else if (arg == "--list-scenarios") {
-      for (const auto& s : all_scenarios()) {
-        fmt::print("{:<30} {:<6} {}\n", s.name, s.breaks_assumption ? "breaks" : "safe",
-                   s.description);
-      }
-      std::exit(exit_as_expected);
-    } else if (arg == "--list-plans") {
-      for (const auto& p : all_plans()) fmt::print("{:<18} {}\n", p.name, p.description);
-      std::exit(exit_as_expected);
-    } else if (arg == "--out") {
-      opt.out = std::string(value());
-    } else if (arg == "--clients") {
-      opt.clients = static_cast<int>(parse_integer(arg, value(), 1, 64));
-    } else if (arg == "--workers-per-client") {
-      opt.workers_per_client = static_cast<int>(parse_integer(arg, value(), 1, 256));
-    } else if (arg == "--resources") {
-      opt.resources = static_cast<int>(parse_integer(arg, value(), 1, 10000));
-    } else if (arg == "--duration") {
-      opt.duration_s = parse_integer(arg, value(), 1, 7 * 24 * 3600);
-    } else if (arg == "--seed") {
-      opt.seed = static_cast<std::uint64_t>(
-          parse_integer(arg, value(), 0, std::numeric_limits<std::int64_t>::max()));
-    } else if (arg == "--persistence") {
-      opt.persistence = std::string(value());
-      if (opt.persistence != "none" && opt.persistence != "always") {
-        throw usage_error("--persistence must be none or always");
-      }
-    } else if (arg == "--plan") {
-      opt.plan = std::string(value());
-      if (find_plan(opt.plan) == nullptr) {
-        throw usage_error(fmt::format("unknown plan '{}' (see --list-plans)", opt.plan));
-      }
-    } else if (arg == "--scenario") {
-      opt.scenario = std::string(value());
-      if (find_scenario(opt.scenario) == nullptr) {
-        throw usage_error(
-            fmt::format("unknown scenario '{}' (see --list-scenarios)", opt.scenario));
-      }
-    } else if (arg == "--break") {
-      const auto control = value();
-      const auto& names = negative_control_names();
-      if (std::find(names.begin(), names.end(), control) == names.end()) {
-        std::string known;
-        for (const auto n : names) known += fmt::format("{}{}", known.empty() ? "" : ", ", n);
-        throw usage_error(fmt::format("unknown negative control '{}' ({})", control, known));
-      }
-      opt.broken.emplace_back(control);
-    } else if (arg == "--expect-violation") {
-      const auto text = value();
-      const auto kind = parse_violation_kind(text);
-      if (!kind) throw usage_error(fmt::format("unknown violation kind '{}'", text));
-      opt.expected.push_back(*kind);
-    } else if (arg == "--expect-violations") {
-      throw usage_error(
-          "--expect-violations was replaced by --expect-violation KIND (the kind that must be "
-          "found; repeatable)");
-    } else if (arg == "--min-acquisitions") {
-      opt.min_acquisitions = static_cast<std::size_t>(parse_integer(arg, value(), 0, 1LL << 40));
-    } else if (arg == "--check") {
-      opt.check_only = std::string(value());
-    } else if (arg == "--worker") {  // internal: one client process
-      flag();
-      opt.worker = true;
-    } else if (arg == "--proc") {
-      opt.proc = static_cast<int>(parse_integer(arg, value(), 0, 1000));
-    } else if (arg == "--nodes") {
-      opt.node_ports = parse_ports(arg, value());
-    } else if (arg == "--store") {
-      opt.store_port = static_cast<std::uint16_t>(parse_integer(arg, value(), 1, 65535));
-    } else {
-      throw usage_error(fmt::format("unknown argument '{}'", arg));
-    }
+    return exit_as_expected;
   }
+  if (list_plans) {
+    for (const auto& p : all_plans()) fmt::print("{:<18} {}\n", p.name, p.description);
+    return exit_as_expected;
+  }
+  if (replaced_option->count() > 0) {
+    return args::usage_error(app,
+                             "--expect-violations was replaced by --expect-violation KIND (the "
+                             "kind that must be found; repeatable)");
+  }
+  if (duration_option->count() > 0) {
+    if (duration < 1s || duration > 7 * 24h) {
+      return args::usage_error(app, "--duration must be between 1s and 7 days (168h)");
+    }
+    opt.duration = duration;
+  }
+  for (const auto& kind : expected_kinds) opt.expected.push_back(*parse_violation_kind(kind));
   if (opt.worker) {
     if (opt.node_ports.empty() || opt.store_port == 0 || opt.out.empty() || !opt.seed) {
-      throw usage_error("--worker needs --nodes, --store, --out and --seed");
+      return args::usage_error(app, "--worker needs --nodes, --store, --out and --seed");
     }
   } else if (!opt.check_only && opt.out.empty()) {
-    throw usage_error("--out DIR is required");
+    return args::usage_error(app, "--out DIR is required");
   }
-  if (!opt.plan.empty() && !opt.scenario.empty()) {
-    throw usage_error("--plan and --scenario exclude each other");
-  }
-  return opt;
+  return std::nullopt;
 }
 
 // Removes the files of an earlier run (only those this program writes), so
@@ -329,7 +302,7 @@ struct run_setup {
 run_setup random_setup(const options& opt, std::uint64_t seed) {
   run_setup setup;
   setup.durable = opt.persistence == "always";
-  setup.length = std::chrono::seconds(opt.duration_s.value_or(60));
+  setup.length = opt.duration.value_or(60s);
   setup.clients = opt.clients.value_or(4);
   setup.workers_per_client = opt.workers_per_client.value_or(8);
   setup.resources = opt.resources.value_or(3);
@@ -350,7 +323,7 @@ run_setup random_setup(const options& opt, std::uint64_t seed) {
 run_setup plan_setup(const options& opt, const plan_info& plan) {
   run_setup setup;
   setup.durable = opt.persistence == "always";
-  setup.length = std::chrono::seconds(opt.duration_s.value_or(plan.duration.count()));
+  setup.length = opt.duration.value_or(plan.duration);
   setup.clients = opt.clients.value_or(plan.clients);
   setup.workers_per_client = opt.workers_per_client.value_or(plan.workers_per_client);
   setup.resources = opt.resources.value_or(plan.resources);
@@ -391,7 +364,7 @@ std::vector<std::string> run_workers(const options& opt, std::uint64_t seed,
 
   worker_pool workers;
   for (int k = 0; k < setup.clients; ++k) {
-    std::vector<std::string> args = {
+    std::vector<std::string> worker_args = {
         "--worker",
         "--proc",
         std::to_string(k),
@@ -407,9 +380,11 @@ std::vector<std::string> run_workers(const options& opt, std::uint64_t seed,
         std::to_string(seed + 1 + static_cast<std::uint64_t>(k)),
         "--out",
         opt.out.string()};
-    if (!opt.plan.empty()) args.insert(args.end(), {"--plan", opt.plan});
-    for (const auto& control : opt.broken) args.insert(args.end(), {"--break", control});
-    workers.spawn(args);
+    if (!opt.plan.empty()) worker_args.insert(worker_args.end(), {"--plan", opt.plan});
+    for (const auto& control : opt.broken) {
+      worker_args.insert(worker_args.end(), {"--break", control});
+    }
+    workers.spawn(worker_args);
   }
   cluster.log_fault(
       "start", -1, fmt::format("{} clients x {} workers", setup.clients, setup.workers_per_client));
@@ -574,12 +549,7 @@ int controller(const options& opt) {
 
 int main(int argc, char** argv) {
   options opt;
-  try {
-    opt = parse_command_line(argc, argv);
-  } catch (const usage_error& error) {
-    fmt::print(stderr, "redlock-torture: {}\n\n{}", error.what(), usage_text);
-    return exit_error;
-  }
+  if (const auto exit_status = parse_command_line(argc, argv, opt)) return *exit_status;
   if (opt.worker) return run_worker(opt);
   try {
     return controller(opt);
