@@ -9,20 +9,69 @@
 namespace redlock::cli {
 namespace {
 
+/// Length of the valid UTF-8 sequence starting at text[i], 0 if none.
+std::size_t utf8_length(std::string_view text, std::size_t i) {
+  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
+  const unsigned char lead = byte(i);
+  std::size_t length = 0;
+  unsigned min = 0;
+  unsigned code = 0;
+  if (lead < 0x80) return 1;
+  if ((lead & 0xE0) == 0xC0) {
+    length = 2, min = 0x80, code = lead & 0x1Fu;
+  } else if ((lead & 0xF0) == 0xE0) {
+    length = 3, min = 0x800, code = lead & 0x0Fu;
+  } else if ((lead & 0xF8) == 0xF0) {
+    length = 4, min = 0x10000, code = lead & 0x07u;
+  } else {
+    return 0;
+  }
+  if (i + length > text.size()) return 0;
+  for (std::size_t k = 1; k < length; ++k) {
+    if ((byte(i + k) & 0xC0) != 0x80) return 0;
+    code = (code << 6) | (byte(i + k) & 0x3Fu);
+  }
+  // Overlong forms, surrogates and code points past U+10FFFF are invalid.
+  if (code < min || (code >= 0xD800 && code <= 0xDFFF) || code > 0x10FFFF) return 0;
+  return length;
+}
+
+/// A JSON string: a foreign holder may be any bytes; invalid UTF-8 becomes
+/// U+FFFD, so the output always parses.
 std::string json_string(std::string_view text) {
   std::string out = "\"";
-  for (const char c : text) {
-    const auto byte = static_cast<unsigned char>(c);
-    if (c == '"' || c == '\\') {
+  for (std::size_t i = 0; i < text.size();) {
+    const auto byte = static_cast<unsigned char>(text[i]);
+    if (byte == '"' || byte == '\\') {
       out += '\\';
-      out += c;
-    } else if (byte < 0x20) {
+      out += text[i++];
+    } else if (byte < 0x20 || byte == 0x7F) {
       out += fmt::format("\\u{:04x}", byte);
+      ++i;
+    } else if (const auto length = utf8_length(text, i); length > 0) {
+      out.append(text.substr(i, length));
+      i += length;
     } else {
-      out += c;  // UTF-8 passes through; other bytes are the holder's own
+      out += "\\ufffd";
+      ++i;
     }
   }
   return out + "\"";
+}
+
+/// A holder as a table cell: printable ASCII as is, any other byte as \xNN,
+/// so a holder cannot forge lines or send terminal escapes.
+std::string printable(std::string_view text) {
+  std::string out;
+  for (const char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte >= 0x20 && byte < 0x7F && byte != '\\') {
+      out += c;
+    } else {
+      out += fmt::format("\\x{:02x}", byte);
+    }
+  }
+  return out;
 }
 
 std::string_view state_name(node_status::holding state) {
@@ -85,19 +134,20 @@ std::string status_table(const resource_status& status, const client_config& con
     }
     const bool free = node.state == node_status::holding::free;
     out += fmt::format("{:<24} {:<15} {:<34} {}\n", endpoint(config.nodes[i]),
-                       state_name(node.state), free ? "-" : node.holder,
+                       state_name(node.state), free ? "-" : printable(node.holder),
                        node.ttl ? fmt::format("{}ms", node.ttl->count())
                                 : (free ? "-" : "no expiry"));
   }
   if (status.quorum_holder) {
     out += fmt::format("{}: held by {} on a quorum ({} of {} answered, {} needed)\n",
-                       status.resource, *status.quorum_holder, status.answered,
+                       printable(status.resource), printable(*status.quorum_holder), status.answered,
                        status.nodes.size(), quorum);
   } else if (status.answered >= quorum) {
     out += fmt::format("{}: not held by any holder on a quorum ({} of {} answered, {} needed)\n",
-                       status.resource, status.answered, status.nodes.size(), quorum);
+                       printable(status.resource), status.answered, status.nodes.size(), quorum);
   } else {
-    out += fmt::format("{}: unknown: only {} of {} nodes answered ({} needed)\n", status.resource,
+    out += fmt::format("{}: unknown: only {} of {} nodes answered ({} needed)\n",
+                       printable(status.resource),
                        status.answered, status.nodes.size(), quorum);
   }
   return out;

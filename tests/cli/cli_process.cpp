@@ -47,7 +47,8 @@ std::string slurp(const std::filesystem::path& file) {
 std::string cli_path() { return REDLOCK_CLI_PATH; }
 
 process::process(std::vector<std::string> argv,
-                 std::vector<std::pair<std::string, std::string>> env, bool stderr_to_lines)
+                 std::vector<std::pair<std::string, std::string>> env, bool stderr_to_lines,
+                 bool block_sigchld)
     : dir_(fresh_dir()) {
   int lines[2];
   int feed[2];
@@ -94,7 +95,19 @@ process::process(std::vector<std::string> argv,
   args.push_back(nullptr);
 
   started_ = std::chrono::steady_clock::now();
-  const int failed = posix_spawn(&pid_, args[0], &actions, nullptr, args.data(), envp.data());
+  // A parent that blocks SIGCHLD passes the mask on through exec.
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  if (block_sigchld) {
+    sigset_t blocked;
+    sigemptyset(&blocked);
+    sigaddset(&blocked, SIGCHLD);
+    posix_spawnattr_setsigmask(&attributes, &blocked);
+    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK);
+  }
+  const int failed =
+      posix_spawn(&pid_, args[0], &actions, &attributes, args.data(), envp.data());
+  posix_spawnattr_destroy(&attributes);
   posix_spawn_file_actions_destroy(&actions);
   close(lines[1]);
   close(feed[0]);
@@ -181,6 +194,7 @@ outcome process::wait(std::chrono::milliseconds limit) {
   result.took = std::chrono::duration_cast<std::chrono::milliseconds>(
       std::chrono::steady_clock::now() - started_);
   result.status = WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
+  result.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
   result.out = slurp(dir_ / "stdout");
   result.err = slurp(dir_ / "stderr");
   return result;
@@ -201,6 +215,14 @@ std::vector<std::string> nodes_args(const std::vector<std::uint16_t>& ports) {
     list += "127.0.0.1:" + std::to_string(port);
   }
   return {"--nodes", list};
+}
+
+bool alive(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return false;
+  const auto close = line.rfind(')');
+  return close != std::string::npos && close + 2 < line.size() && line[close + 2] != 'Z';
 }
 
 std::size_t line_count(std::string_view text) {

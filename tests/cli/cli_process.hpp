@@ -22,6 +22,7 @@ std::string cli_path();
 
 struct outcome {
   int status = -1;  ///< Exit status, or 128 + the signal that ended it.
+  int signal = 0;   ///< The signal that ended it; 0 if it exited.
   std::string out;
   std::string err;
   std::chrono::milliseconds took{0};
@@ -34,7 +35,7 @@ class process {
   /// lines read_line() reads instead of being captured.
   explicit process(std::vector<std::string> argv,
                    std::vector<std::pair<std::string, std::string>> env = {},
-                   bool stderr_to_lines = false);
+                   bool stderr_to_lines = false, bool block_sigchld = false);
   ~process();
   process(const process&) = delete;
   process& operator=(const process&) = delete;
@@ -69,6 +70,9 @@ outcome run_cli(std::vector<std::string> arguments,
 
 /// `--nodes` followed by the list for these ports.
 std::vector<std::string> nodes_args(const std::vector<std::uint16_t>& ports);
+
+/// The process exists and is not a zombie.
+bool alive(pid_t pid);
 
 /// Number of lines in `text`.
 std::size_t line_count(std::string_view text);
