@@ -48,8 +48,7 @@ client::pending client::make_extend(lock held, milliseconds ttl,
 
 client::pending client::make_status(std::string resource, milliseconds timeout,
                                     detail::completion<error_code, resource_status> done) {
-  return std::make_shared<detail::status_op>(nodes_, std::move(resource), timeout,
-                                             std::move(done));
+  return std::make_shared<detail::status_op>(nodes_, std::move(resource), timeout, std::move(done));
 }
 
 lock client::adopt(std::string resource, std::string token, const lock_options& options) const {
@@ -63,8 +62,7 @@ lock client::adopt(std::string resource, std::string token, const lock_options& 
   auto state = std::make_shared<detail::lock_state>(
       nodes_->serial(), std::move(resources), std::move(keys), std::move(token), options.ttl,
       options.request_timeout, clock::now(), 0, false);
-  return detail::lock_access::make(std::move(state),
-                                   std::vector<node_outcome>(nodes_->size()));
+  return detail::lock_access::make(std::move(state), std::vector<node_outcome>(nodes_->size()));
 }
 
 }  // namespace redlock

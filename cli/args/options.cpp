@@ -19,8 +19,8 @@ std::string without_library_prefix(std::string what) {
 
 }  // namespace
 
-CLI::Option* add_duration(CLI::App& app, const std::string& name,
-                          std::chrono::milliseconds& target, const std::string& description) {
+CLI::Option* add_duration(CLI::App& app, const std::string& name, std::chrono::milliseconds& target,
+                          const std::string& description) {
   auto* option = app.add_option_function<std::string>(
       name,
       [&target, name](const std::string& text) {
@@ -53,8 +53,8 @@ CLI::Option* add_nodes(CLI::App& app, std::vector<node_config>& target,
   return option;
 }
 
-CLI::Option* add_endpoint(CLI::App& app, const std::string& name, std::optional<node_config>& target,
-                          const std::string& description) {
+CLI::Option* add_endpoint(CLI::App& app, const std::string& name,
+                          std::optional<node_config>& target, const std::string& description) {
   auto* option = app.add_option_function<std::string>(
       name,
       [&target, name](const std::string& text) {

@@ -15,8 +15,8 @@ namespace redlock::args {
 
 /// An option taking a duration (see parse_duration) into `target`, whose
 /// value beforehand is shown as the default.
-CLI::Option* add_duration(CLI::App& app, const std::string& name,
-                          std::chrono::milliseconds& target, const std::string& description);
+CLI::Option* add_duration(CLI::App& app, const std::string& name, std::chrono::milliseconds& target,
+                          const std::string& description);
 
 /// `--nodes H:P[,H:P...]` into `target`, parsed as
 /// redlock::parse_nodes does; read from environment variable `env` when
@@ -25,8 +25,8 @@ CLI::Option* add_nodes(CLI::App& app, std::vector<node_config>& target,
                        const std::string& description, const std::string& env = {});
 
 /// `--name H:P`: one endpoint.
-CLI::Option* add_endpoint(CLI::App& app, const std::string& name, std::optional<node_config>& target,
-                          const std::string& description);
+CLI::Option* add_endpoint(CLI::App& app, const std::string& name,
+                          std::optional<node_config>& target, const std::string& description);
 
 /// Parses the command line. Returns the exit status when the program is to
 /// stop now: 0 after --help or --version (printed on stdout), 2 after a

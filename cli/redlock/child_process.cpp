@@ -83,8 +83,8 @@ child_process::child_process(const std::vector<std::string>& argv,
     // No #! line: a shell script, as execvp(3) and shells treat it.
     std::string shell = "/bin/sh";
     argp.insert(argp.begin(), shell.data());
-    failed = posix_spawn(&pid_, "/bin/sh", &setup.actions, &setup.attributes, argp.data(),
-                         envp.data());
+    failed =
+        posix_spawn(&pid_, "/bin/sh", &setup.actions, &setup.attributes, argp.data(), envp.data());
   }
   if (failed != 0) {
     gave_terminal_ = false;

@@ -19,10 +19,10 @@ class child_process {
   /// Starts `argv` (argv[0] looked up in PATH; a file without a #! line
   /// runs with /bin/sh, as shells do) with our environment minus
   /// `removed_env`, plus `extra_env` (replacing variables of the same name),
-  /// and the signal state redlock found at its start (`inherited`). When our stdin is a terminal whose
-  /// foreground we hold, the child gets the foreground (so it can read the
-  /// terminal, and ^C reaches it directly) until it ends. Throws
-  /// std::system_error when it cannot be started (ENOENT: not found).
+  /// and the signal state redlock found at its start (`inherited`). When our stdin is a terminal
+  /// whose foreground we hold, the child gets the foreground (so it can read the terminal, and ^C
+  /// reaches it directly) until it ends. Throws std::system_error when it cannot be started
+  /// (ENOENT: not found).
   child_process(const std::vector<std::string>& argv,
                 const std::vector<std::pair<std::string, std::string>>& extra_env,
                 const std::vector<std::string>& removed_env, const inherited_signals& inherited);

@@ -7,13 +7,13 @@
 
 #include <redlock/keeper.hpp>
 
+#include <fmt/format.h>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <fmt/format.h>
 
 #include <csignal>
-#include <ctime>
 #include <cstring>
+#include <ctime>
 #include <memory>
 #include <stop_token>
 #include <system_error>
@@ -60,8 +60,8 @@ class exec_run {
   int die_with() const noexcept { return die_with_; }
 
   int run() {
-    auto options = with_wait(session_.lock_options_for(arguments_.resource, arguments_.ttl),
-                             arguments_.wait);
+    auto options =
+        with_wait(session_.lock_options_for(arguments_.resource, arguments_.ttl), arguments_.wait);
     keep_options keep;
     keep.max_hold = arguments_.max_hold;
     if (validate(keep, options.ttl, session_.options().drift_factor)) {
@@ -122,8 +122,8 @@ class exec_run {
     if (ec) {
       if (ec == errc::not_acquired) {
         if (!arguments_.wait || arguments_.wait->count() > 0) {
-          session_.say(fmt::format("{} is still held elsewhere; gave up waiting",
-                                   arguments_.resource));
+          session_.say(
+              fmt::format("{} is still held elsewhere; gave up waiting", arguments_.resource));
         } else {
           session_.say(fmt::format("{} is held elsewhere", arguments_.resource));
         }
@@ -145,10 +145,9 @@ class exec_run {
     if (keeper_.lost() || validity.count() <= 0) {
       // Already past its lost-lock point (a TTL too short for the nodes'
       // latency, or --max-hold): CMD must not start without the lock.
-      session_.error(fmt::format("lock on {} lost before the command started ({})",
-                                 arguments_.resource,
-                                 keeper_.lost_reason() ? keeper_.lost_reason().message()
-                                                       : "no validity left"));
+      session_.error(fmt::format(
+          "lock on {} lost before the command started ({})", arguments_.resource,
+          keeper_.lost_reason() ? keeper_.lost_reason().message() : "no validity left"));
       return release(arguments_.lost_exit_code);
     }
     std::vector<std::string> removed_env;
@@ -171,8 +170,8 @@ class exec_run {
       return release(status);
     }
     if (session_.options().verbose) {
-      session_.say(fmt::format("acquired {} (valid for {} ms); running pid {}",
-                               arguments_.resource, validity.count(), child_->pid()));
+      session_.say(fmt::format("acquired {} (valid for {} ms); running pid {}", arguments_.resource,
+                               validity.count(), child_->pid()));
     }
     wait_for_child();
   }
@@ -191,10 +190,10 @@ class exec_run {
     if (!child_ || child_done_ || lost_reason_) return;
     lost_reason_ = reason;
     const bool hold_limit = reason == errc::hold_limit_reached;
-    session_.error(fmt::format(
-        "{} on {} ({}); terminating the command: SIGTERM now, SIGKILL after {}",
-        hold_limit ? "--max-hold reached" : "lock lost", arguments_.resource, reason.message(),
-        args::format_duration(arguments_.grace)));
+    session_.error(
+        fmt::format("{} on {} ({}); terminating the command: SIGTERM now, SIGKILL after {}",
+                    hold_limit ? "--max-hold reached" : "lock lost", arguments_.resource,
+                    reason.message(), args::format_duration(arguments_.grace)));
     child_->signal_group(SIGTERM);
     grace_timer_.expires_after(arguments_.grace);
     grace_timer_.async_wait([this](error_code ec) {
@@ -212,8 +211,8 @@ class exec_run {
     if (keeper_.lost() && !lost_reason_) {
       // The signal's time had come but its handler had not run yet.
       lost_reason_ = keeper_.lost_reason();
-      session_.error(fmt::format("lock on {} lost as the command ended ({})",
-                                 arguments_.resource, lost_reason_.message()));
+      session_.error(fmt::format("lock on {} lost as the command ended ({})", arguments_.resource,
+                                 lost_reason_.message()));
     }
     if (lost_reason_) {
       // Others in CMD's group get until the grace timer's SIGKILL.
@@ -231,15 +230,12 @@ class exec_run {
   }
 
   void release(int status) {
-    keeper_.async_release([this, status](error_code ec, std::size_t) {
-      released(ec, status);
-    });
+    keeper_.async_release([this, status](error_code ec, std::size_t) { released(ec, status); });
   }
 
   void release_without_running(lock held, int status) {
-    session_.client().async_release(held, [this, status](error_code ec, std::size_t) {
-      released(ec, status);
-    });
+    session_.client().async_release(
+        held, [this, status](error_code ec, std::size_t) { released(ec, status); });
   }
 
   void released(error_code ec, int status) {
@@ -247,15 +243,17 @@ class exec_run {
       // The keeper's signal would have come first if the validity had run
       // out; a majority lost our key some other way (a node restarted
       // empty, a key deleted by hand).
-      session_.error(fmt::format("{} was no longer held when released: the command may have run "
-                                 "without the lock",
-                                 arguments_.resource));
+      session_.error(
+          fmt::format("{} was no longer held when released: the command may have run "
+                      "without the lock",
+                      arguments_.resource));
       return end(arguments_.lost_exit_code);
     }
     if (ec && ec != errc::lock_lost) {
-      session_.warn(fmt::format("release of {} was not confirmed ({}); its keys expire with their "
-                                "TTL",
-                                arguments_.resource, ec.message()));
+      session_.warn(
+          fmt::format("release of {} was not confirmed ({}); its keys expire with their "
+                      "TTL",
+                      arguments_.resource, ec.message()));
     }
     end(status);
   }

@@ -70,7 +70,8 @@ int main(int argc, char** argv) {
   exec_arguments exec_args;
   auto* exec = app.add_subcommand(
       "exec", "Run CMD while holding RESOURCE, kept extended; release when it exits");
-  exec->footer("\nCMD and its ARGS follow '--': redlock exec [OPTIONS] RESOURCE -- CMD [ARGS...]\n");
+  exec->footer(
+      "\nCMD and its ARGS follow '--': redlock exec [OPTIONS] RESOURCE -- CMD [ARGS...]\n");
   exec->allow_extras();
   exec->add_option("RESOURCE", exec_args.resource, "The resource to lock")->required();
   args::add_duration(*exec, "--ttl", exec_args.ttl, "TTL of the lock and of each extension");
@@ -113,8 +114,7 @@ int main(int argc, char** argv) {
 
   auto* release = app.add_subcommand("release", "Release the lock TOKEN holds on RESOURCE");
   release->add_option("RESOURCE", token_args.resource, "The locked resource")->required();
-  release->add_option("TOKEN", token_args.token, "The token `redlock acquire` printed")
-      ->required();
+  release->add_option("TOKEN", token_args.token, "The token `redlock acquire` printed")->required();
 
   // status
   status_arguments status_args;
@@ -129,7 +129,8 @@ int main(int argc, char** argv) {
       return args::usage_error(app, "unknown command '" + app.remaining().front() +
                                         "' (commands: exec, acquire, extend, release, status)");
     }
-    return args::usage_error(app, "a command is required: exec, acquire, extend, release or status");
+    return args::usage_error(app,
+                             "a command is required: exec, acquire, extend, release or status");
   }
   if (has_separator && !exec->parsed()) {
     return args::usage_error(app, "'--' only separates the command of exec");

@@ -93,9 +93,7 @@ void session::warn(const std::string& message) const {
   if (!options_.quiet) print_line("redlock: warning: " + message);
 }
 
-void session::error(const std::string& message) const {
-  print_line("redlock: " + message);
-}
+void session::error(const std::string& message) const { print_line("redlock: " + message); }
 
 lock_options session::lock_options_for(const std::string& resource,
                                        std::chrono::milliseconds ttl) const {

@@ -110,10 +110,10 @@ std::string status_json(const resource_status& status, const client_config& conf
     out += fmt::format(R"({{"node":{},"answered":{})", json_string(endpoint(config.nodes[i])),
                        node.answered() ? "true" : "false");
     if (node.answered()) {
-      out += fmt::format(R"(,"state":"{}","holder":{},"ttl_ms":{})", state_name(node.state),
-                         node.state == node_status::holding::free ? "null"
-                                                                  : json_string(node.holder),
-                         node.ttl ? std::to_string(node.ttl->count()) : "null");
+      out +=
+          fmt::format(R"(,"state":"{}","holder":{},"ttl_ms":{})", state_name(node.state),
+                      node.state == node_status::holding::free ? "null" : json_string(node.holder),
+                      node.ttl ? std::to_string(node.ttl->count()) : "null");
     } else {
       out += fmt::format(R"(,"error":{})", json_string(node.error.message()));
     }
@@ -133,22 +133,21 @@ std::string status_table(const resource_status& status, const client_config& con
       continue;
     }
     const bool free = node.state == node_status::holding::free;
-    out += fmt::format("{:<24} {:<15} {:<34} {}\n", endpoint(config.nodes[i]),
-                       state_name(node.state), free ? "-" : printable(node.holder),
-                       node.ttl ? fmt::format("{}ms", node.ttl->count())
-                                : (free ? "-" : "no expiry"));
+    out +=
+        fmt::format("{:<24} {:<15} {:<34} {}\n", endpoint(config.nodes[i]), state_name(node.state),
+                    free ? "-" : printable(node.holder),
+                    node.ttl ? fmt::format("{}ms", node.ttl->count()) : (free ? "-" : "no expiry"));
   }
   if (status.quorum_holder) {
     out += fmt::format("{}: held by {} on a quorum ({} of {} answered, {} needed)\n",
-                       printable(status.resource), printable(*status.quorum_holder), status.answered,
-                       status.nodes.size(), quorum);
+                       printable(status.resource), printable(*status.quorum_holder),
+                       status.answered, status.nodes.size(), quorum);
   } else if (status.answered >= quorum) {
     out += fmt::format("{}: not held by any holder on a quorum ({} of {} answered, {} needed)\n",
                        printable(status.resource), status.answered, status.nodes.size(), quorum);
   } else {
     out += fmt::format("{}: unknown: only {} of {} nodes answered ({} needed)\n",
-                       printable(status.resource),
-                       status.answered, status.nodes.size(), quorum);
+                       printable(status.resource), status.answered, status.nodes.size(), quorum);
   }
   return out;
 }

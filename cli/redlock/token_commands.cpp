@@ -3,9 +3,9 @@
 #include "exec_command.hpp"
 #include "exit_codes.hpp"
 
+#include <fmt/format.h>
 #include <boost/asio/signal_set.hpp>
 #include <boost/system/system_error.hpp>
-#include <fmt/format.h>
 
 #include <csignal>
 #include <cstdio>
@@ -29,16 +29,17 @@ int lost_or_taken(session& s, const std::string& resource, const std::string& to
   });
   s.run_until(finished);
   if (!read) {
-    s.error(fmt::format("{} is not held by this token on a majority (who holds it could not be "
-                        "read)",
-                        resource));
+    s.error(
+        fmt::format("{} is not held by this token on a majority (who holds it could not be "
+                    "read)",
+                    resource));
     return lost;
   }
   if (status == held_elsewhere) {
     s.error(fmt::format("{} is held by another token", resource));
   } else {
-    s.error(fmt::format("{} is not held by this token on a majority (expired or released)",
-                        resource));
+    s.error(
+        fmt::format("{} is not held by this token on a majority (expired or released)", resource));
   }
   return status;
 }

@@ -193,9 +193,8 @@ void acquire_op::finish(error_code ec) {
     }
   }
   granted_ = std::make_shared<lock_state>(nodes_->serial(), std::move(resources_), keys_,
-                                          std::move(token_), options_.ttl,
-                                          options_.request_timeout, round.validity_deadline(),
-                                          held_elsewhere);
+                                          std::move(token_), options_.ttl, options_.request_timeout,
+                                          round.validity_deadline(), held_elsewhere);
   complete({}, lock_access::make(granted_, round.outcomes()));
   if (broken_on_purpose().settle_twice) {
     token_ = granted_->token;

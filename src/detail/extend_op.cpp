@@ -45,8 +45,7 @@ void extend_op::run() {
   // Read now, not when the operation was made: an extend that ran in
   // between may have moved it.
   // An adopted handle's first extend has no validity to stay within.
-  const auto deadline =
-      state->validity_known.load() ? state->deadline() : clock::time_point::max();
+  const auto deadline = state->validity_known.load() ? state->deadline() : clock::time_point::max();
   if (start >= deadline) return finish(errc::lock_expired);
 
   round_.emplace(nodes_->size(), extend_rules(ttl_, nodes_->config().drift_factor, deadline));

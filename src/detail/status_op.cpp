@@ -52,8 +52,8 @@ void status_op::finish() {
   timer_.cancel();
   const auto quorum = quorum_of(nodes_->size());
   summarize(status_, quorum);
-  const error_code ec = status_.answered < quorum ? make_error_code(errc::quorum_unreachable)
-                                                  : error_code{};
+  const error_code ec =
+      status_.answered < quorum ? make_error_code(errc::quorum_unreachable) : error_code{};
   complete(ec, std::move(status_));
 }
 

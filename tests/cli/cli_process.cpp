@@ -105,8 +105,7 @@ process::process(std::vector<std::string> argv,
     posix_spawnattr_setsigmask(&attributes, &blocked);
     posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK);
   }
-  const int failed =
-      posix_spawn(&pid_, args[0], &actions, &attributes, args.data(), envp.data());
+  const int failed = posix_spawn(&pid_, args[0], &actions, &attributes, args.data(), envp.data());
   posix_spawnattr_destroy(&attributes);
   posix_spawn_file_actions_destroy(&actions);
   close(lines[1]);

@@ -17,8 +17,8 @@
 #include <memory>
 #include <random>
 #include <regex>
-#include <thread>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace redlock::clitest {
@@ -102,8 +102,7 @@ std::string hold(const fixture& f, const std::string& resource, const std::strin
 
 }  // namespace
 
-TEST_CASE("cli exec runs the command holding the lock and returns its exit status",
-          "[cli][exec]") {
+TEST_CASE("cli exec runs the command holding the lock and returns its exit status", "[cli][exec]") {
   fixture f;
   auto cmd = f.start({"exec", "job", "--", "sh", "-c",
                       "echo \"$REDLOCK_RESOURCE $REDLOCK_TOKEN $REDLOCK_VALIDITY_MS\" >&9; "
@@ -185,8 +184,7 @@ TEST_CASE("cli exec lost lock: a paused majority gets the command terminated and
   const std::string lost_code = GENERATE("default", "42");
   std::vector<std::string> arguments{"exec", "--ttl", "1s", "--grace", "2s"};
   if (lost_code != "default") arguments.insert(arguments.end(), {"--lost-exit-code", lost_code});
-  arguments.insert(arguments.end(),
-                   {"job", "--", "sh", "-c", "echo $$ >&9; exec sleep 60"});
+  arguments.insert(arguments.end(), {"job", "--", "sh", "-c", "echo $$ >&9; exec sleep 60"});
   auto cmd = f.start(arguments);
   CHECK(std::stoi(cmd.read_line()) > 0);
   f.nodes.node(0).pause();
@@ -218,8 +216,8 @@ TEST_CASE("cli exec lost lock: a command ignoring SIGTERM gets SIGKILL after --g
 
 TEST_CASE("cli exec --max-hold ends the command as a lost lock", "[cli][exec]") {
   fixture f;
-  auto cmd = f.start({"exec", "--ttl", "1s", "--max-hold", "1500ms", "--grace", "1s", "job",
-                      "--", "sh", "-c", "echo $$ >&9; exec sleep 60"});
+  auto cmd = f.start({"exec", "--ttl", "1s", "--max-hold", "1500ms", "--grace", "1s", "job", "--",
+                      "sh", "-c", "echo $$ >&9; exec sleep 60"});
   CHECK(std::stoi(cmd.read_line()) > 0);
   const auto done = cmd.wait(10s);
   INFO(done.err);
@@ -270,17 +268,16 @@ TEST_CASE("cli exec interrupted while waiting exits 128 + signal and leaves no k
 TEST_CASE("cli acquire, extend and release round trip from a shell", "[cli][token]") {
   fixture f;
   const auto nodes = nodes_args(f.ports)[1];
-  const std::string script =
-      "set -e; export REDLOCK_NODES=" + nodes + "; r=" + cli_path() +
-      "\n"
-      "t=$($r acquire --ttl 10s job)\n"
-      "echo \"token $t\" >&9\n"
-      "read go <&8\n"
-      "$r extend --ttl 60s job \"$t\"\n"
-      "echo extended >&9\n"
-      "read go <&8\n"
-      "$r release job \"$t\"\n"
-      "echo released >&9\n";
+  const std::string script = "set -e; export REDLOCK_NODES=" + nodes + "; r=" + cli_path() +
+                             "\n"
+                             "t=$($r acquire --ttl 10s job)\n"
+                             "echo \"token $t\" >&9\n"
+                             "read go <&8\n"
+                             "$r extend --ttl 60s job \"$t\"\n"
+                             "echo extended >&9\n"
+                             "read go <&8\n"
+                             "$r release job \"$t\"\n"
+                             "echo released >&9\n";
   process shell({"/bin/sh", "-c", script});
   const auto token_line = shell.read_line();
   REQUIRE(std::regex_match(token_line, std::regex("token [0-9a-f]{32}")));
@@ -354,8 +351,8 @@ TEST_CASE("cli status shows each node's holder and TTL, and the quorum's verdict
     CHECK(std::regex_search(shown.out, std::regex("held +" + token + " +[0-9]+ms")));
     CHECK(json.status == 0);
     CHECK(json.out.find(R"("held":true,"holder":")" + token + "\"") != std::string::npos);
-    CHECK(std::regex_search(json.out, std::regex(R"("state":"held","holder":")" + token +
-                                                 R"(","ttl_ms":[0-9]+)")));
+    CHECK(std::regex_search(
+        json.out, std::regex(R"("state":"held","holder":")" + token + R"(","ttl_ms":[0-9]+)")));
     CHECK(json.out.find(R"("answered":false,"error":)") != std::string::npos);
   }
   SECTION("a key without expiry, and a prefix") {
@@ -388,8 +385,9 @@ TEST_CASE("cli exec: contending processes never overlap while a minority is paus
     const auto log = (dir / ("worker" + std::to_string(w))).string();
     const std::string loop = "i=0; while [ $i -lt " + std::to_string(rounds) +
                              " ]; do i=$((i+1)); " + cli_path() + " --nodes " + nodes +
-                             " exec --ttl 2s --wait 60s job -- sh " + (dir / "section.sh").string() +
-                             " w" + std::to_string(w) + "r$i " + log + " || exit $?; done";
+                             " exec --ttl 2s --wait 60s job -- sh " +
+                             (dir / "section.sh").string() + " w" + std::to_string(w) + "r$i " +
+                             log + " || exit $?; done";
     running.push_back(std::make_unique<process>(std::vector<std::string>{"/bin/sh", "-c", loop}));
   }
   // The fault schedule: a random minority (1 or 2 of 5) paused for a while,
@@ -469,16 +467,15 @@ TEST_CASE("cli exec after a loss kills what is left of the command's process gro
   CHECK_FALSE(alive(grandchild));
 }
 
-TEST_CASE("cli exec survives a closed or broken stderr while it holds the lock",
-          "[cli][exec]") {
+TEST_CASE("cli exec survives a closed or broken stderr while it holds the lock", "[cli][exec]") {
   fixture f;
   const std::string redirect = GENERATE("closed", "broken");
   const auto nodes = nodes_args(f.ports)[1];
-  const std::string run = cli_path() + " --nodes " + nodes +
-                          " exec job -- sh -c 'echo ready >&9; read go <&8'";
+  const std::string run =
+      cli_path() + " --nodes " + nodes + " exec job -- sh -c 'echo ready >&9; read go <&8'";
   // A stopped node makes the client log a warning: a write to stderr.
-  const std::string script = redirect == "closed" ? "exec 2>&-; " + run
-                                                  : "{ " + run + " 2>&1 >&3 3>&- | true; } 3>&1";
+  const std::string script =
+      redirect == "closed" ? "exec 2>&-; " + run : "{ " + run + " 2>&1 >&3 3>&- | true; } 3>&1";
   process shell({"/bin/sh", "-c", script});
   REQUIRE(shell.read_line() == "ready");
   f.nodes.node(0).stop();
@@ -623,8 +620,7 @@ TEST_CASE("cli usage errors exit 2 with one line naming the argument", "[cli][us
       {{"--nodes", three, "release", "job", ""}, "TOKEN"},
       {{"--nodes", three, "release", "job"}, "TOKEN"},
       {{"--nodes", three, "exec", "--", "true"}, "RESOURCE"},
-      {{"--nodes", three, "--timeout", "30s", "acquire", "--ttl", "10s", "job"},
-       "--timeout"},
+      {{"--nodes", three, "--timeout", "30s", "acquire", "--ttl", "10s", "job"}, "--timeout"},
       {{"--nodes", three, "--drift-factor", "1.5", "status", "job"}, "--drift-factor"},
       {{"--nodes", three, "--password-env", "REDLOCK_TEST_UNSET", "status", "job"},
        "--password-env"},

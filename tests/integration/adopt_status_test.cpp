@@ -16,9 +16,8 @@ std::tuple<error_code, resource_status> read_status(boost::asio::io_context& io,
                                                     redlock::client& locks,
                                                     const std::string& resource,
                                                     milliseconds timeout = 1s) {
-  return run_op<error_code, resource_status>(io, [&](auto handler) {
-    locks.async_status(resource, timeout, std::move(handler));
-  });
+  return run_op<error_code, resource_status>(
+      io, [&](auto handler) { locks.async_status(resource, timeout, std::move(handler)); });
 }
 
 }  // namespace

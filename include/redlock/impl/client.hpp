@@ -67,9 +67,9 @@ auto client::async_status(std::string resource, milliseconds timeout, Completion
   return boost::asio::async_initiate<CompletionToken, void(error_code, resource_status)>(
       [this](auto handler, std::string resource, milliseconds timeout) {
         auto slot = detail::cancellation_slot_of(handler);
-        auto op = make_status(std::move(resource), timeout,
-                              detail::make_completion<error_code, resource_status>(
-                                  std::move(handler), executor_));
+        auto op = make_status(
+            std::move(resource), timeout,
+            detail::make_completion<error_code, resource_status>(std::move(handler), executor_));
         detail::bind_cancellation(slot, op);
         op->launch();
       },
