@@ -77,4 +77,5 @@ fi
 printf '%s\n' \
   "-DBoost_DIR=$cmake_dir" \
   "-DBoost_NO_SYSTEM_PATHS=ON" \
-  "-DCMAKE_BUILD_RPATH=$libdir"
+  "-DCMAKE_BUILD_RPATH=$libdir" \
+  "-DCMAKE_INSTALL_RPATH=$libdir"
