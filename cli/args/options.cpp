@@ -17,22 +17,37 @@ std::string without_library_prefix(std::string what) {
   return what;
 }
 
-}  // namespace
-
-CLI::Option* add_duration(CLI::App& app, const std::string& name, std::chrono::milliseconds& target,
-                          const std::string& description) {
+/// An option whose text parse_duration reads, handed to `store`.
+template <class Store>
+CLI::Option* add_duration_option(CLI::App& app, const std::string& name, Store store,
+                                 const std::string& description) {
   auto* option = app.add_option_function<std::string>(
       name,
-      [&target, name](const std::string& text) {
+      [store, name](const std::string& text) {
         try {
-          target = parse_duration(text);
+          store(parse_duration(text));
         } catch (const std::invalid_argument& e) {
           throw CLI::ValidationError(name, e.what());
         }
       },
       description);
-  option->type_name("DUR")->default_str(format_duration(target));
-  return option;
+  return option->type_name("DUR");
+}
+
+}  // namespace
+
+CLI::Option* add_duration(CLI::App& app, const std::string& name, std::chrono::milliseconds& target,
+                          const std::string& description) {
+  return add_duration_option(
+             app, name, [&target](std::chrono::milliseconds value) { target = value; }, description)
+      ->default_str(format_duration(target));
+}
+
+CLI::Option* add_duration(CLI::App& app, const std::string& name,
+                          std::optional<std::chrono::milliseconds>& target,
+                          const std::string& description) {
+  return add_duration_option(
+      app, name, [&target](std::chrono::milliseconds value) { target = value; }, description);
 }
 
 CLI::Option* add_nodes(CLI::App& app, std::vector<node_config>& target,

@@ -18,6 +18,11 @@ namespace redlock::args {
 CLI::Option* add_duration(CLI::App& app, const std::string& name, std::chrono::milliseconds& target,
                           const std::string& description);
 
+/// The same into an optional, left empty when the option is absent.
+CLI::Option* add_duration(CLI::App& app, const std::string& name,
+                          std::optional<std::chrono::milliseconds>& target,
+                          const std::string& description);
+
 /// `--nodes H:P[,H:P...]` into `target`, parsed as
 /// redlock::parse_nodes does; read from environment variable `env` when
 /// given and the option is absent.

@@ -129,8 +129,7 @@ class exec_run {
         }
         return end(arguments_.conflict_exit_code);
       }
-      session_.error(fmt::format("could not acquire {}: {}", arguments_.resource,
-                                 is_invalid_argument(ec) ? describe_invalid(ec) : ec.message()));
+      session_.error(fmt::format("could not acquire {}: {}", arguments_.resource, describe(ec)));
       return end(exit_status_for(ec));
     }
     start_command(std::move(held));

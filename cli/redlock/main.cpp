@@ -23,8 +23,18 @@ namespace {
 using namespace redlock::cli;
 namespace args = redlock::args;
 
-constexpr auto wait_help =
-    "Give up when the lock is still held elsewhere after DUR (default: wait as long as it takes)";
+/// --wait DUR and -n (--wait 0); absent, the wait has no bound.
+void add_wait_options(CLI::App& command, std::optional<std::chrono::milliseconds>& wait) {
+  auto* bounded = args::add_duration(
+      command, "--wait", wait,
+      "Give up when the lock is still held elsewhere after DUR (default: wait as long as it "
+      "takes)");
+  command
+      .add_flag_callback(
+          "-n,--no-wait", [&wait] { wait = std::chrono::milliseconds{0}; },
+          "Same as --wait 0: one attempt")
+      ->excludes(bounded);
+}
 
 }  // namespace
 
@@ -75,12 +85,7 @@ int main(int argc, char** argv) {
   exec->allow_extras();
   exec->add_option("RESOURCE", exec_args.resource, "The resource to lock")->required();
   args::add_duration(*exec, "--ttl", exec_args.ttl, "TTL of the lock and of each extension");
-  std::chrono::milliseconds exec_wait{0};
-  auto* exec_wait_option = args::add_duration(*exec, "--wait", exec_wait, wait_help);
-  exec_wait_option->default_str("");
-  bool exec_no_wait = false;
-  exec->add_flag("-n,--no-wait", exec_no_wait, "Same as --wait 0: one attempt")
-      ->excludes(exec_wait_option);
+  add_wait_options(*exec, exec_args.wait);
   args::add_duration(*exec, "--max-hold", exec_args.max_hold,
                      "Cap on the total hold time; reaching it counts as losing the lock (0: none)");
   args::add_duration(*exec, "--grace", exec_args.grace,
@@ -100,12 +105,7 @@ int main(int argc, char** argv) {
       "acquire", "Acquire RESOURCE; print its token on stdout (the validity on stderr)");
   acquire->add_option("RESOURCE", token_args.resource, "The resource to lock")->required();
   args::add_duration(*acquire, "--ttl", token_args.ttl, "TTL of the lock");
-  std::chrono::milliseconds acquire_wait{0};
-  auto* acquire_wait_option = args::add_duration(*acquire, "--wait", acquire_wait, wait_help);
-  acquire_wait_option->default_str("");
-  bool acquire_no_wait = false;
-  acquire->add_flag("-n,--no-wait", acquire_no_wait, "Same as --wait 0: one attempt")
-      ->excludes(acquire_wait_option);
+  add_wait_options(*acquire, token_args.wait);
 
   auto* extend = app.add_subcommand("extend", "Extend the lock TOKEN holds on RESOURCE");
   extend->add_option("RESOURCE", token_args.resource, "The locked resource")->required();
@@ -146,11 +146,6 @@ int main(int argc, char** argv) {
     return args::usage_error(app, "unexpected argument '" + extra.front() + "'");
   }
   exec_args.command = command;
-  if (exec_no_wait || acquire_no_wait) {
-    exec_args.wait = token_args.wait = std::chrono::milliseconds{0};
-  }
-  if (exec_wait_option->count() > 0) exec_args.wait = exec_wait;
-  if (acquire_wait_option->count() > 0) token_args.wait = acquire_wait;
 
   try {
     session s(global);

@@ -7,7 +7,7 @@
 
 namespace redlock::cli {
 
-std::string describe_invalid(error_code ec) {
+std::string describe(error_code ec) {
   if (ec == errc::empty_resource) return "RESOURCE must not be empty";
   if (ec == errc::empty_token) return "TOKEN must not be empty";
   if (ec == errc::invalid_ttl) return "--ttl must be positive";
@@ -101,15 +101,9 @@ lock_options session::lock_options_for(const std::string& resource,
   options.ttl = ttl;
   options.request_timeout = options_.request_timeout;
   if (auto invalid = validate(resource, options, options_.drift_factor)) {
-    throw usage_problem{describe_invalid(invalid)};
+    throw usage_problem{describe(invalid)};
   }
   return options;
-}
-
-void session::run_until(const bool& finished) {
-  io_.restart();
-  while (!finished && io_.run_one() > 0) {
-  }
 }
 
 void session::finish() {

@@ -10,6 +10,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 namespace redlock::cli {
@@ -55,8 +57,26 @@ class session {
   /// usage_problem naming the argument when the library would refuse them.
   lock_options lock_options_for(const std::string& resource, std::chrono::milliseconds ttl) const;
 
-  /// Runs the io_context until `finished` turns true.
-  void run_until(const bool& finished);
+  /// The timeout of a status read: --timeout, else 500 ms.
+  std::chrono::milliseconds status_timeout() const noexcept {
+    return options_.request_timeout.count() > 0 ? options_.request_timeout
+                                                : std::chrono::milliseconds{500};
+  }
+
+  /// Starts an operation with `start(handler)` and runs the io_context
+  /// until the handler, of signature void(Results...), has been called.
+  template <class... Results, class Start>
+  std::tuple<Results...> complete(Start&& start) {
+    std::optional<std::tuple<Results...>> results;
+    std::forward<Start>(start)([&results](Results... r) { results.emplace(std::move(r)...); });
+    io_.restart();
+    while (!results && io_.run_one() > 0) {
+    }
+    // The client keeps work on the io_context until it is closed, so the
+    // loop only ends with the handler called.
+    return std::move(results.value());
+  }
+
   /// Closes the client and runs the io_context until its work is done
   /// (deletes already queued are written out first).
   void finish();
@@ -67,7 +87,7 @@ class session {
   std::unique_ptr<redlock::client> client_;
 };
 
-/// The message for an invalid-argument error code, naming the option.
-std::string describe_invalid(error_code ec);
+/// The message for an error code; for an invalid argument, naming the option.
+std::string describe(error_code ec);
 
 }  // namespace redlock::cli

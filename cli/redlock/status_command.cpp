@@ -154,17 +154,9 @@ std::string status_table(const resource_status& status, const client_config& con
 
 int run_status(session& s, const status_arguments& arguments) {
   if (arguments.resource.empty()) throw usage_problem{"RESOURCE must not be empty"};
-  const auto timeout = s.options().request_timeout.count() > 0 ? s.options().request_timeout
-                                                               : std::chrono::milliseconds{500};
-  error_code result;
-  resource_status found;
-  bool finished = false;
-  s.client().async_status(arguments.resource, timeout, [&](error_code ec, resource_status st) {
-    result = ec;
-    found = std::move(st);
-    finished = true;
+  const auto [result, found] = s.complete<error_code, resource_status>([&](auto handler) {
+    s.client().async_status(arguments.resource, s.status_timeout(), std::move(handler));
   });
-  s.run_until(finished);
   if (result && result != errc::quorum_unreachable) {
     s.error(fmt::format("could not read {}: {}", arguments.resource, result.message()));
     return exit_status_for(result);

@@ -17,31 +17,23 @@ namespace {
 /// Tells apart the two reasons a token no longer holds: another holder
 /// has the resource on a quorum now (1), or nobody does (3: expired).
 int lost_or_taken(session& s, const std::string& resource, const std::string& token) {
-  int status = lost;
-  const auto timeout = s.options().request_timeout.count() > 0 ? s.options().request_timeout
-                                                               : std::chrono::milliseconds{500};
-  bool finished = false;
-  bool read = false;
-  s.client().async_status(resource, timeout, [&](error_code ec, resource_status found) {
-    read = !ec;
-    if (!ec && found.quorum_holder && *found.quorum_holder != token) status = held_elsewhere;
-    finished = true;
+  const auto [ec, found] = s.complete<error_code, resource_status>([&](auto handler) {
+    s.client().async_status(resource, s.status_timeout(), std::move(handler));
   });
-  s.run_until(finished);
-  if (!read) {
+  if (ec) {
     s.error(
         fmt::format("{} is not held by this token on a majority (who holds it could not be "
                     "read)",
                     resource));
     return lost;
   }
-  if (status == held_elsewhere) {
+  if (found.quorum_holder && *found.quorum_holder != token) {
     s.error(fmt::format("{} is held by another token", resource));
-  } else {
-    s.error(
-        fmt::format("{} is not held by this token on a majority (expired or released)", resource));
+    return held_elsewhere;
   }
-  return status;
+  s.error(
+      fmt::format("{} is not held by this token on a majority (expired or released)", resource));
+  return lost;
 }
 
 lock adopted(session& s, const token_arguments& arguments) {
@@ -49,7 +41,7 @@ lock adopted(session& s, const token_arguments& arguments) {
     return s.client().adopt(arguments.resource, arguments.token,
                             s.lock_options_for(arguments.resource, arguments.ttl));
   } catch (const boost::system::system_error& e) {
-    throw usage_problem{describe_invalid(e.code())};
+    throw usage_problem{describe(e.code())};
   }
 }
 
@@ -66,24 +58,17 @@ int run_acquire(session& s, const token_arguments& arguments) {
     interrupted_by = signal_number;
     stop.request_stop();  // an attempt in flight is undone first
   });
-  error_code result;
-  lock held;
-  bool finished = false;
-  s.client().async_acquire(arguments.resource, options, [&](error_code ec, lock l) {
-    result = ec;
-    held = std::move(l);
-    interrupts.cancel();
-    finished = true;
-  });
   if (s.options().verbose) s.say(fmt::format("acquiring {}", arguments.resource));
-  s.run_until(finished);
+  auto [result, held] = s.complete<error_code, lock>([&](auto handler) {
+    s.client().async_acquire(arguments.resource, options, std::move(handler));
+  });
+  interrupts.cancel();
   if (interrupted_by != 0) {
     s.say(fmt::format("interrupted by signal {} before acquiring {}", interrupted_by,
                       arguments.resource));
     if (!result) {
-      finished = false;
-      s.client().async_release(held, [&](error_code, std::size_t) { finished = true; });
-      s.run_until(finished);
+      s.complete<error_code, std::size_t>(
+          [&](auto handler) { s.client().async_release(held, std::move(handler)); });
     }
     return signalled(interrupted_by);
   }
@@ -92,8 +77,7 @@ int run_acquire(session& s, const token_arguments& arguments) {
     return held_elsewhere;
   }
   if (result) {
-    s.error(fmt::format("could not acquire {}: {}", arguments.resource,
-                        is_invalid_argument(result) ? describe_invalid(result) : result.message()));
+    s.error(fmt::format("could not acquire {}: {}", arguments.resource, describe(result)));
     return exit_status_for(result);
   }
   std::printf("%s\n", held.token().c_str());
@@ -105,26 +89,17 @@ int run_acquire(session& s, const token_arguments& arguments) {
 
 int run_extend(session& s, const token_arguments& arguments) {
   const auto handle = adopted(s, arguments);
-  error_code result;
-  lock extended;
-  bool finished = false;
-  s.client().async_extend(handle, arguments.ttl, [&](error_code ec, lock l) {
-    result = ec;
-    extended = std::move(l);
-    finished = true;
-  });
-  s.run_until(finished);
+  const auto [result, extended] = s.complete<error_code, lock>(
+      [&](auto handler) { s.client().async_extend(handle, arguments.ttl, std::move(handler)); });
   if (result == errc::lock_lost) {
     // The extend may have landed on a minority that still held the token:
     // the lock is gone, so those keys must not outlive their old TTL.
-    finished = false;
-    s.client().async_release(handle, [&](error_code, std::size_t) { finished = true; });
-    s.run_until(finished);
+    s.complete<error_code, std::size_t>(
+        [&](auto handler) { s.client().async_release(handle, std::move(handler)); });
     return lost_or_taken(s, arguments.resource, arguments.token);
   }
   if (result) {
-    s.error(fmt::format("could not extend {}: {}", arguments.resource,
-                        is_invalid_argument(result) ? describe_invalid(result) : result.message()));
+    s.error(fmt::format("could not extend {}: {}", arguments.resource, describe(result)));
     return exit_status_for(result);
   }
   s.say(fmt::format("extended {}; valid for {} ms", arguments.resource,
@@ -134,15 +109,8 @@ int run_extend(session& s, const token_arguments& arguments) {
 
 int run_release(session& s, const token_arguments& arguments) {
   const auto handle = adopted(s, arguments);
-  error_code result;
-  std::size_t removed = 0;
-  bool finished = false;
-  s.client().async_release(handle, [&](error_code ec, std::size_t n) {
-    result = ec;
-    removed = n;
-    finished = true;
-  });
-  s.run_until(finished);
+  const auto [result, removed] = s.complete<error_code, std::size_t>(
+      [&](auto handler) { s.client().async_release(handle, std::move(handler)); });
   if (result == errc::lock_lost) return lost_or_taken(s, arguments.resource, arguments.token);
   if (result) {
     s.error(fmt::format("could not release {}: {}", arguments.resource, result.message()));
