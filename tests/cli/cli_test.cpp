@@ -68,15 +68,31 @@ struct fixture {
     for (const auto port : ports) found.push_back(admin_client(port).get(key));
     return found;
   }
+  /// An operation completes at a quorum: the nodes beyond it may still be
+  /// on their way there, so these wait (bounded) for every node.
   bool held_everywhere_by(const std::string& key, const std::string& token) const {
-    for (const auto& value : values(key)) {
-      if (value != token) return false;
-    }
-    return true;
+    return eventually([&] {
+      for (const auto& value : values(key)) {
+        if (value != token) return false;
+      }
+      return true;
+    });
   }
   bool free_everywhere(const std::string& key) const {
-    for (const auto& value : values(key)) {
-      if (value) return false;
+    return eventually([&] {
+      for (const auto& value : values(key)) {
+        if (value) return false;
+      }
+      return true;
+    });
+  }
+  /// Redis pushes no event for a key's change: polled, for at most 2 s.
+  template <class Condition>
+  static bool eventually(Condition condition) {
+    const auto deadline = std::chrono::steady_clock::now() + 2s;
+    while (!condition()) {
+      if (std::chrono::steady_clock::now() > deadline) return false;
+      std::this_thread::sleep_for(5ms);
     }
     return true;
   }
@@ -286,7 +302,9 @@ TEST_CASE("cli acquire, extend and release round trip from a shell", "[cli][toke
   for (const auto port : f.ports) CHECK(admin_client(port).pttl("job") <= 10000);
   shell.feed("go");
   REQUIRE(shell.read_line() == "extended");
-  for (const auto port : f.ports) CHECK(admin_client(port).pttl("job") > 50000);
+  for (const auto port : f.ports) {
+    CHECK(fixture::eventually([&] { return admin_client(port).pttl("job") > 50000; }));
+  }
   shell.feed("go");
   REQUIRE(shell.read_line() == "released");
   CHECK(shell.wait().status == 0);
@@ -482,7 +500,9 @@ TEST_CASE("cli exec survives a closed or broken stderr while it holds the lock",
   shell.feed("go");
   const auto done = shell.wait();
   CHECK(done.status == 0);
-  for (const auto port : {f.ports[1], f.ports[2]}) CHECK_FALSE(admin_client(port).exists("job"));
+  for (const auto port : {f.ports[1], f.ports[2]}) {
+    CHECK(fixture::eventually([&] { return !admin_client(port).exists("job"); }));
+  }
 }
 
 TEST_CASE("cli exec leaves a signal ignored at its start ignored", "[cli][exec][signals]") {
