@@ -40,6 +40,14 @@ class redlock_category final : public boost::system::error_category {
         return "unexpected or malformed reply from the Redis node";
       case errc::connection_closed:
         return "the client was shut down before the node answered";
+      case errc::replica_node:
+        return "the Redis node is a replica; Redlock needs independent masters";
+      case errc::cluster_node:
+        return "the Redis node runs in cluster mode; Redlock needs independent masters, not "
+               "Redis Cluster shards";
+      case errc::same_server:
+        return "the Redis node is the same server as another configured node; Redlock needs "
+               "independent masters";
       case errc::empty_resource:
         return "invalid argument: the resource name is empty";
       case errc::invalid_ttl:

@@ -73,6 +73,9 @@ int main(int argc, char** argv) {
                  "Clock drift allowance: drift = TTL * F + 2ms")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 1.0));
+  app.add_flag("!--no-aof-warning", global.warn_without_aof,
+               "Do not warn about nodes running without AOF (when restarts are delayed by more "
+               "than the longest TTL instead)");
   auto* verbose = app.add_flag("-v,--verbose", global.verbose, "Say what happens, on stderr");
   app.add_flag("-q,--quiet", global.quiet, "Print errors only")->excludes(verbose);
 

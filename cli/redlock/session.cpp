@@ -63,6 +63,7 @@ session::session(const global_options& options) : options_(options) {
   config.key_prefix = options.prefix;
   config.drift_factor = options.drift_factor;
   config.connect_timeout = options.connect_timeout;
+  config.warn_without_aof = options.warn_without_aof;
   const bool verbose = options.verbose;
   const bool quiet = options.quiet;
   config.log = [verbose, quiet](log_level level, std::string_view line) {

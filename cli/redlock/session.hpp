@@ -27,6 +27,7 @@ struct global_options {
   double drift_factor = 0.01;
   bool verbose = false;
   bool quiet = false;
+  bool warn_without_aof = true;
 };
 
 /// A command's arguments were wrong in a way only seen after parsing; the

@@ -76,7 +76,11 @@ class client {
   /// - success: the lock, with its validity deadline and per-node outcomes;
   /// - errc::not_acquired: held by another owner (after all attempts);
   /// - errc::quorum_unreachable: too few nodes answered;
-  /// - errc::authentication_failed: the nodes refused our credentials;
+  /// - errc::authentication_failed: most nodes that failed refused our
+  ///   credentials;
+  /// - errc::replica_node, errc::cluster_node, errc::same_server: most nodes
+  ///   that failed were refused by the topology check (a replica, a cluster
+  ///   node, one server listed twice; see client_config::warn_without_aof);
   /// - errc::validity_expired: a quorum agreed too late (or with less than
   ///   options.min_validity left);
   /// - an invalid-argument errc (empty_resource, invalid_ttl, ...) without

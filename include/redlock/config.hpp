@@ -164,6 +164,15 @@ struct client_config {
   /// hold commands (and the connection) forever.
   milliseconds stall_timeout{3000};
   reconnect_policy reconnect{};
+  /// Each node is checked with INFO when it connects: a replica, a node in
+  /// cluster mode, or a server already connected as another node is
+  /// refused (its operations fail with errc::replica_node,
+  /// errc::cluster_node or errc::same_server); an eviction policy that can
+  /// drop lock keys, or a replica attached to the node, is logged as a
+  /// warning. So is `appendonly no`, unless this is false: turn it off when
+  /// the nodes run without AOF on purpose and restart only after the
+  /// longest TTL (docs/safety.md, "Topology checks").
+  bool warn_without_aof = true;
   log_sink log{};
 };
 

@@ -31,6 +31,9 @@ enum class errc {
   server_error,           ///< The node answered with an error reply.
   protocol_error,         ///< The node's reply could not be parsed or was unexpected.
   connection_closed,      ///< The client shut down before the node answered.
+  replica_node,           ///< The node is a replica (role:slave), not a master.
+  cluster_node,           ///< The node runs in cluster mode (cluster_enabled:1).
+  same_server,            ///< The node is the same Redis server (run_id) as another node.
 
   // Invalid arguments and configuration.
   empty_resource,           ///< The resource name is empty.

@@ -2,6 +2,8 @@
 #include "detail/backoff.hpp"
 #include "detail/commands.hpp"
 #include "detail/random.hpp"
+#include "detail/server_registry.hpp"
+#include "detail/topology_check.hpp"
 
 #include <fmt/format.h>
 #include <hiredis.h>
@@ -131,22 +133,87 @@ void connection::on_connected() {
 void connection::on_handshake_reply(error_code ec, const reply& r, bool last) {
   if (state_ != state::handshaking) return;
   if (ec) {
-    settings_.log(log_level::error,
-                  fmt::format("redlock: node {}: connection set-up refused: {}{}", describe(),
-                              ec.message(), r.is_error() ? fmt::format(" ({})", r.text) : ""));
+    if (consecutive_failures_ == 0) {
+      settings_.log(log_level::error,
+                    fmt::format("redlock: node {}: connection set-up refused: {}{}", describe(),
+                                ec.message(), r.is_error() ? fmt::format(" ({})", r.text) : ""));
+    }
     return fail(ec);
   }
   if (last) become_ready();
 }
 
-void connection::become_ready() {
-  connect_timer_.cancel();
-  state_ = state::ready;
+void connection::on_info_reply(error_code ec, const reply& r) {
+  if (ec || !checking_) return;  // the connection failed first
+  if (r.type != reply::kind::string) {
+    // An ACL user without +info, or a server without INFO: the node still
+    // serves locks, unchecked.
+    if (!std::exchange(warned_topology_, true)) {
+      settings_.log(log_level::warning,
+                    fmt::format("redlock: node {}: cannot check that it is an independent master "
+                                "(INFO answered: {})",
+                                describe(), r.is_error() ? r.text : std::string_view("no text")));
+    }
+    return checked();
+  }
+  const auto info = parse_info(r.text);
+  const auto verdict = check_topology(info, settings_.warn_without_aof);
+  error_code refusal = verdict.refusal;
+  std::string reason = verdict.reason;
+  if (!refusal && settings_.servers) {
+    if (auto other = settings_.servers->claim(settings_.node_index, info.run_id, describe())) {
+      refusal = errc::same_server;
+      reason = fmt::format(
+          "it is the same Redis server as node {} (run_id {}), listed under another name. Its "
+          "votes would count twice, so one server's word could make a majority "
+          "(docs/safety.md, \"Topology checks\")",
+          *other, info.run_id);
+    } else {
+      claimed_server_ = true;
+    }
+  }
+  if (refusal) {
+    if (consecutive_failures_ == 0) {
+      settings_.log(log_level::error,
+                    fmt::format("redlock: node {}: refused: {}", describe(), reason));
+    }
+    // Every command behind INFO fails with the refusal: no reply of this
+    // node has been read yet, so none can count as a vote.
+    return fail(refusal);
+  }
+  if (!std::exchange(warned_topology_, true)) {
+    for (const auto& risk : verdict.risks) {
+      settings_.log(log_level::warning, fmt::format("redlock: node {}: {}", describe(), risk));
+    }
+  }
+  checked();
+}
+
+void connection::checked() {
+  checking_ = false;
   if (consecutive_failures_ > 0) {
     settings_.log(log_level::info, fmt::format("redlock: node {}: reconnected", describe()));
   }
   consecutive_failures_ = 0;
   last_error_ = {};
+}
+
+void connection::become_ready() {
+  connect_timer_.cancel();
+  state_ = state::ready;
+  cork();
+  if (settings_.check_topology) {
+    // INFO goes first and the commands right behind it, so checking costs
+    // no round trip: its reply is read before theirs, and a refusal fails
+    // them before any of their replies could count.
+    checking_ = true;
+    enqueue_write(
+        format_command({"INFO"}),
+        [this, self = shared_from_this()](error_code ec, const reply& r) { on_info_reply(ec, r); },
+        retry{}, false);
+  } else {
+    checked();
+  }
   auto queued = std::move(not_connected_);
   not_connected_.clear();
   const auto now = clock::now();
@@ -159,6 +226,7 @@ void connection::become_ready() {
     const auto bytes = command.bytes();
     enqueue_write(bytes, std::move(command.done), std::move(command.again), command.repeated);
   }
+  uncork();
   // Only once everything still due is queued: these callbacks may send.
   for (auto& done : expired) done(errc::node_timeout, reply{});
   if (ready_handler_) ready_handler_();
@@ -332,8 +400,9 @@ void connection::on_read(std::size_t bytes) {
 
 void connection::fail(error_code ec) {
   if (state_ == state::closed || state_ == state::backoff) return;
-  // Log the first failure of a series, not every failed reconnect.
-  if (state_ != state::connecting || consecutive_failures_ == 0) {
+  // Log the loss of a checked, ready connection and the first failure of a
+  // series, not every failed reconnect.
+  if ((state_ == state::ready && !checking_) || consecutive_failures_ == 0) {
     settings_.log(log_level::warning,
                   fmt::format("redlock: node {}: {}: {}", describe(),
                               state_ == state::connecting ? "cannot connect" : "connection lost",
@@ -341,6 +410,7 @@ void connection::fail(error_code ec) {
   }
   last_error_ = ec;
   ++consecutive_failures_;
+  checking_ = false;
   state_ = state::backoff;
   drop_socket();
   reconnect_timer_.expires_after(
@@ -383,6 +453,7 @@ void connection::shutdown() {
 
 void connection::drop_socket() {
   ++generation_;  // handlers of this socket's operations now do nothing
+  if (std::exchange(claimed_server_, false)) settings_.servers->release(settings_.node_index);
   error_code ignored;
   socket_.close(ignored);
   resolver_.cancel();

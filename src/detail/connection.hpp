@@ -21,6 +21,8 @@ struct redisReader;
 
 namespace redlock::detail {
 
+class server_registry;
+
 struct connection_settings {
   std::chrono::milliseconds connect_timeout{1000};
   std::chrono::milliseconds stall_timeout{3000};
@@ -29,6 +31,13 @@ struct connection_settings {
   /// A pub/sub connection: no script loading, and replies nobody asked for
   /// (published messages) go to the push handler.
   bool subscriber = false;
+  /// Read INFO while connecting: refuse a replica, a cluster-mode node or a
+  /// server that another node of `servers` is already connected to, and
+  /// warn (once) about settings that weaken the lock.
+  bool check_topology = false;
+  bool warn_without_aof = true;
+  std::shared_ptr<server_registry> servers;
+  std::size_t node_index = 0;  ///< This node's index in `servers`.
 };
 
 /// Commands are written in the order send() is called and their replies
@@ -119,6 +128,9 @@ class connection : public std::enable_shared_from_this<connection> {
   void connect();
   void on_connected();
   void on_handshake_reply(error_code ec, const reply& r, bool last);
+  void on_info_reply(error_code ec, const reply& r);
+  /// The node passed the topology check (or none was made).
+  void checked();
   void become_ready();
   void send_command(std::string_view command, callback done, retry again);
   void enqueue_write(std::string_view command, callback done, retry again, bool repeated);
@@ -161,6 +173,9 @@ class connection : public std::enable_shared_from_this<connection> {
   push_handler push_handler_;
   unique_function<void()> ready_handler_;
   bool warned_push_error_ = false;
+  bool warned_topology_ = false;  ///< Risky settings or an unreadable INFO were logged.
+  bool claimed_server_ = false;   ///< Holds a claim in settings_.servers.
+  bool checking_ = false;         ///< INFO sent on this connection, its reply not read yet.
 };
 
 }  // namespace redlock::detail

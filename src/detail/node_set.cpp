@@ -2,6 +2,7 @@
 
 #include "detail/logger.hpp"
 #include "detail/random.hpp"
+#include "detail/server_registry.hpp"
 
 #include <atomic>
 
@@ -23,8 +24,14 @@ node_set::node_set(boost::asio::any_io_executor executor, client_config config)
       wakeups_(strand_, config_.nodes, settings_of(config_), id_),
       keepers_(strand_, *this) {
   connections_.reserve(config_.nodes.size());
-  for (const auto& node : config_.nodes) {
-    connections_.push_back(std::make_shared<connection>(strand_, node, settings_of(config_)));
+  auto servers = std::make_shared<server_registry>(config_.nodes.size());
+  for (std::size_t i = 0; i < config_.nodes.size(); ++i) {
+    auto settings = settings_of(config_);
+    settings.check_topology = true;
+    settings.warn_without_aof = config_.warn_without_aof;
+    settings.servers = servers;
+    settings.node_index = i;
+    connections_.push_back(std::make_shared<connection>(strand_, config_.nodes[i], settings));
   }
 }
 

@@ -146,13 +146,18 @@ error_code quorum_fsm::failure_cause(std::size_t ruled_out) const {
   const auto spare = nodes() - quorum();
   if (rules_.prove_refusals && ruled_out > spare) return make_error_code(rules_.refusal_error);
   // Failures alone would have sunk the round: the nodes are the problem.
+  // When most of them failed with one configuration error (wrong
+  // credentials, a node that is no independent master), name it.
   if (failed_ > spare) {
-    const auto auth = make_error_code(errc::authentication_failed);
-    const bool all_auth = std::all_of(outcomes_.begin(), outcomes_.end(), [&](const auto& o) {
-      return o.state != status::failed || o.error == auth;
-    });
-    // Wrong credentials are a configuration error worth naming as such.
-    return all_auth ? auth : make_error_code(errc::quorum_unreachable);
+    for (const errc cause :
+         {errc::authentication_failed, errc::replica_node, errc::cluster_node, errc::same_server}) {
+      const auto code = make_error_code(cause);
+      const auto count = std::count_if(outcomes_.begin(), outcomes_.end(), [&](const auto& o) {
+        return o.state == status::failed && o.error == code;
+      });
+      if (2 * static_cast<std::size_t>(count) > failed_) return code;
+    }
+    return make_error_code(errc::quorum_unreachable);
   }
   if (ruled_out > spare) return make_error_code(rules_.refusal_error);
   return make_error_code(rules_.mixed_error);

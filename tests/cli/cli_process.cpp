@@ -213,7 +213,8 @@ std::vector<std::string> nodes_args(const std::vector<std::uint16_t>& ports) {
     if (!list.empty()) list += ',';
     list += "127.0.0.1:" + std::to_string(port);
   }
-  return {"--nodes", list};
+  // The test servers run without AOF on purpose: the warning would be noise.
+  return {"--nodes", list, "--no-aof-warning"};
 }
 
 bool alive(pid_t pid) {

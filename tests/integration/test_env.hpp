@@ -106,6 +106,8 @@ inline client_config make_config(const test::cluster& nodes, const log_capture& 
   config.nodes = nodes.node_configs();
   config.key_prefix = unique_prefix();
   config.log = log.sink();
+  // The test servers run without AOF on purpose: the warning would be noise.
+  config.warn_without_aof = false;
   return config;
 }
 

@@ -5,6 +5,9 @@
 #include <boost/asio/error.hpp>
 #include <catch2/catch.hpp>
 
+// Named, so that a unity build can merge this file with the other tests.
+namespace acquire_fsm_test {
+
 using namespace std::chrono_literals;
 using redlock::errc;
 using redlock::retry_policy;
@@ -389,3 +392,5 @@ TEST_CASE("acquire_fsm: a wake-up not used by an attempt is passed on when givin
     CHECK_FALSE(done.pass_on_wake);
   }
 }
+
+}  // namespace acquire_fsm_test

@@ -3,6 +3,9 @@
 
 #include <catch2/catch.hpp>
 
+// Named, so that a unity build can merge this file with the other tests.
+namespace backoff_test {
+
 using namespace std::chrono_literals;
 using redlock::retry_policy;
 using namespace redlock::detail;
@@ -71,3 +74,5 @@ TEST_CASE("reconnect delay is capped exponential with jitter", "[unit][backoff][
   CHECK(reconnect_delay(policy, 20, 0.0) == 1000ms);
   CHECK(reconnect_delay(policy, 20, 0.999) < 3000ms);
 }
+
+}  // namespace backoff_test

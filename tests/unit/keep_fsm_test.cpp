@@ -8,6 +8,9 @@
 
 #include <catch2/catch.hpp>
 
+// Named, so that a unity build can merge this file with the other tests.
+namespace keep_fsm_test {
+
 using namespace std::chrono_literals;
 using redlock::clock;
 using redlock::errc;
@@ -304,3 +307,5 @@ TEST_CASE("keep: the default lost_margin fits an early or late extend_at", "[uni
   storm.extend_at = 0.95;  // an extension every 5% of the TTL: refused
   CHECK(redlock::validate(storm, ttl, 0.01) == errc::invalid_keep_options);
 }
+
+}  // namespace keep_fsm_test

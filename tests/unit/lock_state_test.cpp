@@ -4,6 +4,9 @@
 
 #include <catch2/catch.hpp>
 
+// Named, so that a unity build can merge this file with the other tests.
+namespace lock_state_test {
+
 using namespace std::chrono_literals;
 using redlock::detail::lock_state;
 
@@ -30,3 +33,5 @@ TEST_CASE("lock_state: a lock found lost stays lost", "[unit][lock_state]") {
   state.lost(t0 + 5s);  // never later than the first cut
   CHECK(state.deadline() == t0 + 1s);
 }
+
+}  // namespace lock_state_test

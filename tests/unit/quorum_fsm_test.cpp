@@ -3,6 +3,9 @@
 
 #include <catch2/catch.hpp>
 
+// Named, so that a unity build can merge this file with the other tests.
+namespace quorum_fsm_test {
+
 using namespace std::chrono_literals;
 using redlock::errc;
 using redlock::node_outcome;
@@ -231,6 +234,29 @@ TEST_CASE("failures decide the error only when they alone sink the round", "[uni
     REQUIRE(fsm.on_failed(1, errc::authentication_failed, t0) == state::failed);
     CHECK(fsm.error() == errc::authentication_failed);
   }
+  SECTION("wrong credentials on most failed nodes are named even when another is down") {
+    quorum_fsm fsm(5, rules_with_ttl(10000ms));
+    fsm.start(t0);
+    fsm.on_failed(0, errc::node_unavailable, t0);
+    fsm.on_failed(1, errc::authentication_failed, t0);
+    REQUIRE(fsm.on_failed(2, errc::authentication_failed, t0) == state::failed);
+    CHECK(fsm.error() == errc::authentication_failed);
+  }
+  SECTION("down nodes outnumbering wrong credentials are quorum unreachable") {
+    quorum_fsm fsm(5, rules_with_ttl(10000ms));
+    fsm.start(t0);
+    fsm.on_failed(0, errc::node_unavailable, t0);
+    fsm.on_failed(1, errc::authentication_failed, t0);
+    REQUIRE(fsm.on_failed(2, errc::node_timeout, t0) == state::failed);
+    CHECK(fsm.error() == errc::quorum_unreachable);
+  }
+  SECTION("a majority of replicas is named as such") {
+    quorum_fsm fsm(3, rules_with_ttl(10000ms));
+    fsm.start(t0);
+    fsm.on_failed(0, errc::replica_node, t0);
+    REQUIRE(fsm.on_failed(2, errc::replica_node, t0) == state::failed);
+    CHECK(fsm.error() == errc::replica_node);
+  }
   SECTION("mixed failures are quorum unreachable") {
     quorum_fsm fsm(3, rules_with_ttl(10000ms));
     fsm.start(t0);
@@ -398,3 +424,5 @@ TEST_CASE("extend rules: nodes that never held the key count with the refusals",
     CHECK(fsm.error() == errc::quorum_unreachable);
   }
 }
+
+}  // namespace quorum_fsm_test

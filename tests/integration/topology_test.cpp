@@ -1,0 +1,193 @@
+// The topology check at connect, against real servers: replicas, cluster
+// mode and one server listed twice are refused with a per-node error; risky
+// settings are warned about once; credentials refused by some nodes.
+#include "test_env.hpp"
+
+#include <string>
+
+using namespace redlock::itest;
+using redlock::errc;
+using redlock::log_level;
+
+namespace {
+
+/// A refused node never votes. Its operations fail at once with the refusal,
+/// unless they met it reconnecting (every backoff it connects and is checked
+/// again): then they may still be pending when the quorum completes.
+bool refused(const redlock::node_outcome& node, errc code) {
+  return node.state == status::pending || (node.state == status::failed && node.error == code);
+}
+
+/// Makes node `replica` replicate node `master`, and waits until the master
+/// counts it (replication starts after REPLICAOF has answered).
+void make_replica(env& e, std::size_t replica, std::size_t master) {
+  const auto before = info_field(*e.admin[master], "replication", "connected_slaves");
+  const auto port = std::to_string(e.nodes.node(master).port());
+  REQUIRE(e.admin[replica]->command({"REPLICAOF", "127.0.0.1", port}).text == "OK");
+  REQUIRE(poll_until(
+      e.io,
+      [&] { return info_field(*e.admin[master], "replication", "connected_slaves") > before; },
+      5s));
+}
+
+/// Runs the client until `count` lines of `level` containing `text` have
+/// been logged: the checks run as each node connects, and an operation
+/// completes at a quorum, before the slowest node may have connected.
+void wait_for_log(boost::asio::io_context& io, const log_capture& log, log_level level,
+                  std::string_view text, std::size_t count = 1) {
+  run_until(
+      io, [&] { return log.count(level, text) >= count; }, 5s, text);
+}
+
+}  // namespace
+
+TEST_CASE("a replica is refused with replica_node and the masters keep serving the lock",
+          "[integration][topology]") {
+  env e(5);
+  make_replica(e, 4, 0);
+  redlock::client locks(e.io.get_executor(), e.config);
+  const auto master = fmt::format("replica of 127.0.0.1:{}", e.nodes.node(0).port());
+  wait_for_log(e.io, e.log, log_level::error, master);
+  // The master it replicates from may fail over to it one day: a warning.
+  wait_for_log(e.io, e.log, log_level::warning, "1 replica(s)");
+  auto got = acquire(e.io, locks, "job", once());
+  INFO(describe_nodes(got.held) << e.log.dump());
+  REQUIRE_FALSE(got.ec);
+  CHECK(refused(got.held.nodes()[4], errc::replica_node));
+  CHECK(e.log.count(log_level::error, "independent masters") == 1);
+  CHECK(e.log.count(log_level::warning, "1 replica(s)") == 1);
+  // Later operations fail on it at once, with the same cause.
+  auto again = extend(e.io, locks, got.held, 10s);
+  REQUIRE_FALSE(again.ec);
+  CHECK(refused(again.held.nodes()[4], errc::replica_node));
+}
+
+TEST_CASE("a majority of replicas fails the acquire with replica_node",
+          "[integration][topology]") {
+  env e(3);
+  make_replica(e, 1, 0);
+  make_replica(e, 2, 0);
+  redlock::client locks(e.io.get_executor(), e.config);
+  auto got = acquire(e.io, locks, "job", once());
+  INFO(describe_nodes(got.held));
+  CHECK(got.ec == errc::replica_node);
+  CHECK_THAT(got.ec.message(), Catch::Contains("independent masters"));
+  CHECK(e.key_nowhere(e.key("job")));
+}
+
+TEST_CASE("a node in cluster mode is refused with cluster_node", "[integration][topology]") {
+  redlock::test::cluster plain(2);
+  redlock::test::server_options clustered;
+  clustered.extra_args = {"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf"};
+  redlock::test::cluster shard(1, clustered);
+  log_capture log;
+  auto config = make_config(plain, log);
+  config.nodes.push_back(shard.node_configs()[0]);
+  boost::asio::io_context io;
+  redlock::client locks(io.get_executor(), config);
+  wait_for_log(io, log, log_level::error, "cluster mode");
+  auto got = acquire(io, locks, "job", once());
+  INFO(describe_nodes(got.held) << log.dump());
+  REQUIRE_FALSE(got.ec);
+  CHECK(refused(got.held.nodes()[2], errc::cluster_node));
+  CHECK(log.count(log_level::error, "cluster mode") == 1);
+}
+
+TEST_CASE("one server listed under two names is refused once as same_server",
+          "[integration][topology]") {
+  env e(3);
+  auto config = e.config;
+  // 127.0.0.1:P and localhost:P are one server; config validation cannot
+  // tell, its run_id can.
+  config.nodes[2].host = "localhost";
+  config.nodes[2].port = e.nodes.node(0).port();
+  redlock::client locks(e.io.get_executor(), config);
+  wait_for_log(e.io, e.log, log_level::error, "same Redis server as node");
+  auto got = acquire(e.io, locks, "job", once());
+  INFO(describe_nodes(got.held) << e.log.dump());
+  REQUIRE_FALSE(got.ec);
+  // Whichever of the two answered INFO second is refused.
+  const auto& first = got.held.nodes()[0];
+  const auto& second = got.held.nodes()[2];
+  CHECK((refused(first, errc::same_server) != refused(second, errc::same_server)));
+  CHECK(got.held.nodes()[1].state == status::acquired);
+  CHECK(e.log.count(log_level::error, "same Redis server as node") == 1);
+  // With the other server gone, one server is all that holds the lock: an
+  // extend must not count it twice and claim a majority.
+  e.nodes.node(1).stop();
+  auto extended = extend(e.io, locks, got.held, 10s);
+  INFO(describe_nodes(extended.held));
+  CHECK(extended.ec);
+  CHECK(count_nodes(extended.held, status::acquired) <= 1);
+}
+
+TEST_CASE("settings that can lose a lock are warned about once per node",
+          "[integration][topology]") {
+  redlock::test::server_options evicting;
+  evicting.extra_args = {"--maxmemory", "64mb", "--maxmemory-policy", "volatile-lru"};
+  env e(3, evicting);
+  auto config = e.config;
+  config.warn_without_aof = true;
+  redlock::client locks(e.io.get_executor(), config);
+  auto got = acquire(e.io, locks, "job", once());
+  REQUIRE_FALSE(got.ec);
+  wait_for_log(e.io, e.log, log_level::warning, "maxmemory-policy is volatile-lru", 3);
+  wait_for_log(e.io, e.log, log_level::warning, "appendonly is no", 3);
+  // A reconnect checks again but does not repeat the warnings.
+  e.nodes.node(0).restart();
+  wait_for_log(e.io, e.log, log_level::info, "reconnected");
+  CHECK(e.log.count(log_level::warning, "appendonly is no") == 3);
+}
+
+TEST_CASE("without warn_without_aof, nodes without AOF are not warned about",
+          "[integration][topology]") {
+  env e(3);
+  redlock::client locks(e.io.get_executor(), e.config);
+  warm_up(e.io, locks);
+  CHECK(e.log.count(log_level::warning) == 0);
+}
+
+TEST_CASE("an ACL user that may not run INFO locks unchecked, with a warning",
+          "[integration][topology]") {
+  env e(3);
+  for (auto& admin : e.admin) {
+    REQUIRE(admin->command({"ACL", "SETUSER", "locker", "on", ">pw", "~*", "+@all", "-info"})
+                .text == "OK");
+  }
+  auto config = e.config;
+  for (auto& node : config.nodes) {
+    node.username = "locker";
+    node.password = "pw";
+  }
+  redlock::client locks(e.io.get_executor(), config);
+  auto got = acquire(e.io, locks, "job", once());
+  INFO(describe_nodes(got.held));
+  REQUIRE_FALSE(got.ec);
+  wait_for_log(e.io, e.log, log_level::warning, "cannot check that it is an independent master", 3);
+  CHECK(e.log.count(log_level::warning) == 3);
+}
+
+TEST_CASE("a password refused by one node fails that node only, by a majority the acquire",
+          "[integration][topology]") {
+  redlock::test::server_options secured;
+  secured.requirepass = "s3cret";
+  env e(5, secured);
+  auto config = e.config;
+  SECTION("one node") {
+    config.nodes[1].password = "wrong";
+    redlock::client locks(e.io.get_executor(), config);
+    auto got = acquire(e.io, locks, "job", once());
+    INFO(describe_nodes(got.held));
+    REQUIRE_FALSE(got.ec);
+    CHECK(got.held.nodes()[1].error == errc::authentication_failed);
+    CHECK(count_nodes(got.held, status::acquired) >= 3);
+  }
+  SECTION("a majority, with another node down") {
+    for (std::size_t i : {0, 1, 2}) config.nodes[i].password = "wrong";
+    e.nodes.node(3).stop();
+    redlock::client locks(e.io.get_executor(), config);
+    auto got = acquire(e.io, locks, "job", once());
+    INFO(describe_nodes(got.held));
+    CHECK(got.ec == errc::authentication_failed);
+  }
+}

@@ -1,0 +1,126 @@
+// What a node's INFO makes of it: parsing, refusals, warnings, and the
+// registry that spots one server listed twice. No sockets.
+#include "detail/server_registry.hpp"
+#include "detail/topology_check.hpp"
+
+#include <catch2/catch.hpp>
+
+namespace topology_check_test {
+
+using redlock::errc;
+using redlock::detail::check_topology;
+using redlock::detail::parse_info;
+using redlock::detail::server_info;
+using redlock::detail::server_registry;
+
+namespace {
+
+// The shape of Redis 7.0's INFO: sections, CRLF line ends, unrelated fields.
+const char* const standalone_master =
+    "# Server\r\nredis_version:7.0.15\r\nredis_mode:standalone\r\n"
+    "run_id:1f0e2c7d9a3b4c5d6e7f8091a2b3c4d5e6f70812\r\ntcp_port:6379\r\n\r\n"
+    "# Memory\r\nused_memory:1000\r\nmaxmemory:0\r\nmaxmemory_policy:noeviction\r\n\r\n"
+    "# Persistence\r\nloading:0\r\naof_enabled:1\r\n\r\n"
+    "# Replication\r\nrole:master\r\nconnected_slaves:0\r\n\r\n"
+    "# Cluster\r\ncluster_enabled:0\r\n";
+
+bool mentions(const std::vector<std::string>& lines, std::string_view text) {
+  for (const auto& line : lines) {
+    if (line.find(text) != std::string::npos) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("INFO is parsed field by field", "[unit][topology]") {
+  const auto info = parse_info(standalone_master);
+  CHECK(info.run_id == "1f0e2c7d9a3b4c5d6e7f8091a2b3c4d5e6f70812");
+  CHECK(info.role == "master");
+  CHECK(info.cluster_enabled == false);
+  CHECK(info.aof_enabled == true);
+  CHECK(info.maxmemory == 0u);
+  CHECK(info.maxmemory_policy == "noeviction");
+  CHECK(info.connected_replicas == 0u);
+}
+
+TEST_CASE("INFO without the fields, or with garbage, leaves them unknown", "[unit][topology]") {
+  const auto info = parse_info("garbage\n:\nrole\naof_enabled:maybe\nmaxmemory:-5\n# x:y\n");
+  CHECK(info.role.empty());
+  CHECK_FALSE(info.aof_enabled.has_value());
+  CHECK_FALSE(info.maxmemory.has_value());
+  const auto verdict = check_topology(info, true);
+  CHECK_FALSE(verdict.refusal);
+  CHECK(verdict.risks.empty());
+}
+
+TEST_CASE("an independent master with AOF and no eviction passes without a warning",
+          "[unit][topology]") {
+  const auto verdict = check_topology(parse_info(standalone_master), true);
+  CHECK_FALSE(verdict.refusal);
+  CHECK(verdict.risks.empty());
+}
+
+TEST_CASE("a replica is refused, naming its master", "[unit][topology]") {
+  auto info = parse_info(standalone_master);
+  info.role = "slave";
+  info.master_host = "10.0.0.7";
+  info.master_port = "6380";
+  const auto verdict = check_topology(info, true);
+  CHECK(verdict.refusal == errc::replica_node);
+  CHECK(verdict.reason.find("replica of 10.0.0.7:6380") != std::string::npos);
+  CHECK(verdict.reason.find("independent masters") != std::string::npos);
+}
+
+TEST_CASE("a node in cluster mode is refused", "[unit][topology]") {
+  server_info info = parse_info(standalone_master);
+  info.cluster_enabled = true;
+  const auto verdict = check_topology(info, true);
+  CHECK(verdict.refusal == errc::cluster_node);
+  CHECK(verdict.reason.find("cluster mode") != std::string::npos);
+}
+
+TEST_CASE("settings that can lose a granted lock are warned about", "[unit][topology]") {
+  server_info info = parse_info(standalone_master);
+  SECTION("an evicting policy with a memory limit, volatile-* included") {
+    for (const char* policy : {"allkeys-lru", "allkeys-random", "volatile-lru", "volatile-ttl"}) {
+      info.maxmemory = 1u << 30;
+      info.maxmemory_policy = policy;
+      const auto verdict = check_topology(info, true);
+      CHECK_FALSE(verdict.refusal);
+      CHECK(mentions(verdict.risks, policy));
+    }
+  }
+  SECTION("an evicting policy without a memory limit evicts nothing") {
+    info.maxmemory = 0;
+    info.maxmemory_policy = "allkeys-lru";
+    CHECK(check_topology(info, true).risks.empty());
+  }
+  SECTION("no AOF, unless that warning is turned off") {
+    info.aof_enabled = false;
+    CHECK(mentions(check_topology(info, true).risks, "appendonly is no"));
+    CHECK(check_topology(info, false).risks.empty());
+  }
+  SECTION("a master with replicas can fail over") {
+    info.connected_replicas = 2;
+    CHECK(mentions(check_topology(info, true).risks, "2 replica(s)"));
+  }
+}
+
+TEST_CASE("a server claimed by one node is refused to another until released",
+          "[unit][topology]") {
+  server_registry servers(3);
+  CHECK_FALSE(servers.claim(0, "aaa", "127.0.0.1:7000"));
+  CHECK_FALSE(servers.claim(1, "bbb", "127.0.0.1:7001"));
+  CHECK(servers.claim(2, "aaa", "localhost:7000") == "127.0.0.1:7000");
+  // The same node reconnecting to its own server is no duplicate.
+  CHECK_FALSE(servers.claim(0, "aaa", "127.0.0.1:7000"));
+  servers.release(0);
+  CHECK_FALSE(servers.claim(2, "aaa", "localhost:7000"));
+  CHECK(servers.claim(0, "aaa", "127.0.0.1:7000") == "localhost:7000");
+  // A server that reports no run_id cannot be compared.
+  CHECK_FALSE(servers.claim(0, "", "127.0.0.1:7000"));
+  CHECK_FALSE(servers.claim(1, "", "127.0.0.1:7001"));
+}
+
+}  // namespace topology_check_test
