@@ -132,6 +132,21 @@ stage_ctest_args=()
 stage_check=
 run_stage default build -- "${unity[@]}"
 
+# libFuzzer (clang): the saved crash inputs, then each target briefly
+# (scripts/fuzz.sh SECONDS runs them longer).
+if [[ "${REDLOCK_FUZZ:-1}" != 0 ]]; then
+  start=$SECONDS
+  echo "=== stage fuzz ==="
+  if "$root/scripts/fuzz.sh" "${REDLOCK_FUZZ_SECONDS:-10}"; then
+    summary+=("PASS  fuzz ($((SECONDS - start)) s)")
+  else
+    summary+=("FAIL  fuzz ($((SECONDS - start)) s)")
+    failed=1
+  fi
+else
+  summary+=("SKIP  fuzz (REDLOCK_FUZZ=0)")
+fi
+
 # Under sanitizers and Boost 1.81: every unit and integration test and the
 # checker's tests, but not the long fault-schedule runs (they ran in the
 # default stage), and no examples or benchmark to build. -O1 -g1 keeps

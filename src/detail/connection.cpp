@@ -17,33 +17,6 @@ namespace {
 
 constexpr std::size_t read_chunk = 16 * 1024;
 
-reply view_of(const redisReply& r) {
-  reply out;
-  switch (r.type) {
-    case REDIS_REPLY_STATUS:
-      out.type = reply::kind::status;
-      break;
-    case REDIS_REPLY_ERROR:
-      out.type = reply::kind::error;
-      break;
-    case REDIS_REPLY_INTEGER:
-      out.type = reply::kind::integer;
-      break;
-    case REDIS_REPLY_STRING:
-      out.type = reply::kind::string;
-      break;
-    case REDIS_REPLY_ARRAY:
-      out.type = reply::kind::array;
-      break;
-    default:
-      out.type = reply::kind::nil;
-      break;
-  }
-  out.integer = r.integer;
-  if (r.str != nullptr) out.text = std::string_view(r.str, r.len);
-  return out;
-}
-
 struct reply_deleter {
   void operator()(void* r) const { freeReplyObject(r); }
 };
@@ -60,7 +33,7 @@ connection::connection(strand_type strand, node_config node, connection_settings
       reconnect_timer_(strand_),
       stall_timer_(strand_),
       read_buffer_(read_chunk),
-      reader_(redisReaderCreate(), &redisReaderFree) {
+      reader_(create_reply_reader(), &redisReaderFree) {
   if (!reader_) throw std::bad_alloc();
 }
 
@@ -355,6 +328,11 @@ void connection::on_read(std::size_t bytes) {
   if (redisReaderFeed(reader_.get(), read_buffer_.data(), bytes) != REDIS_OK) {
     return fail(errc::protocol_error);
   }
+  // A bulk length of 2^40, or a reply that never ends: hiredis would buffer
+  // all of it.
+  if (reader_->len - reader_->pos > max_unparsed_reply_bytes) {
+    return fail(errc::protocol_error);
+  }
   for (;;) {
     void* raw = nullptr;
     if (redisReaderGetReply(reader_.get(), &raw) != REDIS_OK) return fail(errc::protocol_error);
@@ -387,7 +365,7 @@ void connection::on_read(std::size_t bytes) {
       continue;
     }
     auto done = std::move(awaiting_reply_.front().done);
-    auto answer = view_of(*static_cast<const redisReply*>(raw));
+    auto answer = reply_view(*static_cast<const redisReply*>(raw));
     answer.repeated = awaiting_reply_.front().repeated;
     awaiting_reply_.pop_front();
     if (written_ > 0) --written_;
@@ -462,7 +440,7 @@ void connection::drop_socket() {
   stall_timer_armed_ = false;
   pending_output_.clear();
   write_in_flight_ = false;
-  reader_.reset(redisReaderCreate());  // a reader that saw a protocol error stays broken
+  reader_.reset(create_reply_reader());  // a reader that saw a protocol error stays broken
   if (!reader_) throw std::bad_alloc();
 }
 

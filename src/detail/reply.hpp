@@ -6,6 +6,9 @@
 #include <cstddef>
 #include <string_view>
 
+struct redisReply;
+struct redisReader;
+
 namespace redlock::detail {
 
 /// A view of one reply; `text` points into the parser's memory and is valid
@@ -22,6 +25,22 @@ struct reply {
   bool is_ok() const noexcept { return type == kind::status && text == "OK"; }
   bool is_error() const noexcept { return type == kind::error; }
 };
+
+/// A lock's replies are small: a node sending bigger ones is broken or
+/// hostile, and the memory it makes us allocate must stay bounded. At most
+/// this many elements in an array (hiredis would allocate the pointers for
+/// whatever count the header claims) ...
+inline constexpr int max_reply_elements = 1 << 16;
+/// ... and at most this many bytes buffered for replies not yet complete.
+inline constexpr std::size_t max_unparsed_reply_bytes = std::size_t{64} << 20;
+
+/// A hiredis reader that refuses (with a reader error) an array header
+/// claiming more than max_reply_elements or fewer than -1 elements. Null
+/// when out of memory.
+redisReader* create_reply_reader();
+
+/// A view of hiredis' parsed reply (which must outlive it).
+reply reply_view(const redisReply& parsed) noexcept;
 
 /// The error a node's error reply stands for: authentication_failed for
 /// NOAUTH / WRONGPASS, server_error otherwise.

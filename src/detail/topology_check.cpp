@@ -64,15 +64,15 @@ topology_verdict check_topology(const server_info& info, bool check_persistence)
         "it is a replica{}. Redlock needs independent masters: replication is asynchronous, so "
         "after a failover a promoted replica may not have a lock its master granted, and two "
         "clients hold it at once (docs/safety.md, \"Topology checks\")",
-        info.master_host.empty()
-            ? std::string()
-            : fmt::format(" of {}:{}", info.master_host, info.master_port));
+        info.master_host.empty() ? std::string()
+                                 : fmt::format(" of {}:{}", info.master_host, info.master_port));
   } else if (info.cluster_enabled.value_or(false)) {
     verdict.refusal = errc::cluster_node;
     verdict.reason =
         "it runs in cluster mode (cluster_enabled:1). Redlock needs N independent masters, not "
         "the shards of one Redis Cluster: a key lives on one shard, whose replicas fail over "
-        "asynchronously, so the quorum would be a single node's word (docs/safety.md, \"Topology checks\")";
+        "asynchronously, so the quorum would be a single node's word (docs/safety.md, \"Topology "
+        "checks\")";
   }
   if (info.role == "master" && info.connected_replicas.value_or(0) > 0) {
     verdict.risks.push_back(fmt::format(
@@ -94,7 +94,8 @@ topology_verdict check_topology(const server_info& info, bool check_persistence)
     verdict.risks.push_back(
         "appendonly is no: a restart forgets the locks this node granted, so unless restarts are "
         "delayed by more than the longest TTL a restarted node can grant a held lock again; use "
-        "appendonly yes with appendfsync always, or delayed restarts (docs/safety.md, \"Topology checks\"); client_config::warn_without_aof turns this warning off");
+        "appendonly yes with appendfsync always, or delayed restarts (docs/safety.md, \"Topology "
+        "checks\"); client_config::warn_without_aof turns this warning off");
   }
   return verdict;
 }

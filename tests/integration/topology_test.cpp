@@ -62,8 +62,7 @@ TEST_CASE("a replica is refused with replica_node and the masters keep serving t
   CHECK(refused(again.held.nodes()[4], errc::replica_node));
 }
 
-TEST_CASE("a majority of replicas fails the acquire with replica_node",
-          "[integration][topology]") {
+TEST_CASE("a majority of replicas fails the acquire with replica_node", "[integration][topology]") {
   env e(3);
   make_replica(e, 1, 0);
   make_replica(e, 2, 0);
@@ -151,8 +150,9 @@ TEST_CASE("an ACL user that may not run INFO locks unchecked, with a warning",
           "[integration][topology]") {
   env e(3);
   for (auto& admin : e.admin) {
-    REQUIRE(admin->command({"ACL", "SETUSER", "locker", "on", ">pw", "~*", "+@all", "-info"})
-                .text == "OK");
+    REQUIRE(
+        admin->command({"ACL", "SETUSER", "locker", "on", ">pw", "~*", "+@all", "-info"}).text ==
+        "OK");
   }
   auto config = e.config;
   for (auto& node : config.nodes) {

@@ -1,7 +1,7 @@
 // What a node's INFO makes of it: parsing, refusals, warnings, and the
 // registry that spots one server listed twice. No sockets.
-#include "detail/server_registry.hpp"
 #include "detail/topology_check.hpp"
+#include "detail/server_registry.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -107,8 +107,7 @@ TEST_CASE("settings that can lose a granted lock are warned about", "[unit][topo
   }
 }
 
-TEST_CASE("a server claimed by one node is refused to another until released",
-          "[unit][topology]") {
+TEST_CASE("a server claimed by one node is refused to another until released", "[unit][topology]") {
   server_registry servers(3);
   CHECK_FALSE(servers.claim(0, "aaa", "127.0.0.1:7000"));
   CHECK_FALSE(servers.claim(1, "bbb", "127.0.0.1:7001"));
