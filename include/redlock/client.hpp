@@ -200,6 +200,10 @@ class client {
   ///   before the round was decided (no node is touched if it had ended
   ///   before the call);
   /// - errc::lock_released: the lock had been released;
+  /// - errc::authentication_failed, errc::replica_node, errc::cluster_node,
+  ///   errc::same_server: instead of quorum_unreachable (with its meaning),
+  ///   when most nodes that failed did so for that configuration error (a
+  ///   node can turn into one while a lock is held, e.g. by a failover);
   /// - errc::not_a_lock: `held` is empty; errc::foreign_lock: it was
   ///   acquired through another client; an invalid-argument errc for a bad
   ///   `ttl`;

@@ -10,6 +10,7 @@
 #include <boost/asio/connect.hpp>
 #include <boost/asio/write.hpp>
 
+#include <algorithm>
 #include <utility>
 
 namespace redlock::detail {
@@ -20,6 +21,12 @@ constexpr std::size_t read_chunk = 16 * 1024;
 struct reply_deleter {
   void operator()(void* r) const { freeReplyObject(r); }
 };
+
+/// INFO is not allowed to this user (ACL) or not there at all (renamed away):
+/// the node can still serve locks, unchecked.
+bool info_unavailable(std::string_view error) {
+  return error.starts_with("NOPERM") || error.starts_with("ERR unknown command");
+}
 
 }  // namespace
 
@@ -89,7 +96,7 @@ void connection::on_connected() {
   if (settings_.subscriber) setup.push_back(format_command({"PING"}));
 
   read();
-  if (setup.empty()) return become_ready();
+  if (setup.empty()) return set_up();
   auto self = shared_from_this();
   for (std::size_t i = 0; i < setup.size(); ++i) {
     const bool last = i + 1 == setup.size();
@@ -106,60 +113,102 @@ void connection::on_connected() {
 void connection::on_handshake_reply(error_code ec, const reply& r, bool last) {
   if (state_ != state::handshaking) return;
   if (ec) {
-    if (consecutive_failures_ == 0) {
+    if (consecutive_failures_ == 0 || ec != last_error_) {
       settings_.log(log_level::error,
                     fmt::format("redlock: node {}: connection set-up refused: {}{}", describe(),
                                 ec.message(), r.is_error() ? fmt::format(" ({})", r.text) : ""));
     }
-    return fail(ec);
+    return fail(ec, true);
   }
-  if (last) become_ready();
+  if (last) set_up();
+}
+
+void connection::set_up() {
+  if (!settings_.check_topology) {
+    checked();
+    return become_ready(false);
+  }
+  if (passed_check_) return become_ready(true);
+  // The first check waits for its verdict before anything else is sent: a
+  // node that turns out to be another node's server must not run a single
+  // command (its SET NX could make the other node answer nil). The connect
+  // timeout bounds it, as it does the rest of the set-up.
+  send_info();
+}
+
+void connection::send_info() {
+  checking_ = true;
+  enqueue_write(
+      format_command({"INFO"}),
+      [this, self = shared_from_this()](error_code ec, const reply& r) { on_info_reply(ec, r); },
+      retry{}, false);
 }
 
 void connection::on_info_reply(error_code ec, const reply& r) {
   if (ec || !checking_) return;  // the connection failed first
-  if (r.type != reply::kind::string) {
-    // An ACL user without +info, or a server without INFO: the node still
-    // serves locks, unchecked.
-    if (!std::exchange(warned_topology_, true)) {
+  error_code refusal;
+  std::string reason;
+  std::vector<std::string> risks;
+  if (r.is_error() && info_unavailable(r.text)) {
+    if (!std::exchange(warned_unchecked_, true)) {
       settings_.log(log_level::warning,
                     fmt::format("redlock: node {}: cannot check that it is an independent master "
                                 "(INFO answered: {})",
-                                describe(), r.is_error() ? r.text : std::string_view("no text")));
+                                describe(), r.text));
     }
-    return checked();
+    return accepted();
   }
-  const auto info = parse_info(r.text);
-  const auto verdict = check_topology(info, settings_.warn_without_aof);
-  error_code refusal = verdict.refusal;
-  std::string reason = verdict.reason;
-  if (!refusal && settings_.servers) {
-    if (auto other = settings_.servers->claim(settings_.node_index, info.run_id, describe())) {
-      refusal = errc::same_server;
-      reason = fmt::format(
-          "it is the same Redis server as node {} (run_id {}), listed under another name. Its "
-          "votes would count twice, so one server's word could make a majority "
-          "(docs/safety.md, \"Topology checks\")",
-          *other, info.run_id);
-    } else {
-      claimed_server_ = true;
+  if (r.is_error()) {
+    // BUSY, LOADING, max clients, NOAUTH...: not a node to vote yet.
+    refusal = classify_error_reply(r.text);
+    reason = fmt::format("INFO failed: {}", r.text);
+  } else if (r.type != reply::kind::string) {
+    refusal = errc::protocol_error;
+    reason = "INFO answered with something other than text";
+  } else {
+    const auto info = parse_info(r.text);
+    auto verdict = check_topology(info, settings_.warn_without_aof);
+    refusal = verdict.refusal;
+    reason = std::move(verdict.reason);
+    risks = std::move(verdict.risks);
+    if (!refusal && settings_.servers) {
+      if (auto other = settings_.servers->claim(settings_.node_index, info.run_id, describe())) {
+        refusal = errc::same_server;
+        reason = fmt::format(
+            "it is the same Redis server as node {}, listed under another name. Its votes would "
+            "count twice, so one server's word could make a majority (docs/safety.md, "
+            "\"Topology checks\")",
+            *other);
+      }
     }
   }
   if (refusal) {
-    if (consecutive_failures_ == 0) {
+    // Logged when a series of failures starts or changes cause, so that a
+    // refusal met after a plain connection failure is still explained.
+    if (consecutive_failures_ == 0 || refusal != last_error_) {
       settings_.log(log_level::error,
                     fmt::format("redlock: node {}: refused: {}", describe(), reason));
     }
     // Every command behind INFO fails with the refusal: no reply of this
     // node has been read yet, so none can count as a vote.
-    return fail(refusal);
+    return fail(refusal, true);
   }
-  if (!std::exchange(warned_topology_, true)) {
-    for (const auto& risk : verdict.risks) {
-      settings_.log(log_level::warning, fmt::format("redlock: node {}: {}", describe(), risk));
-    }
+  for (auto& risk : risks) {
+    // Once per risk and node: a risk that appears later is news.
+    if (std::find(warned_risks_.begin(), warned_risks_.end(), risk) != warned_risks_.end())
+      continue;
+    settings_.log(log_level::warning, fmt::format("redlock: node {}: {}", describe(), risk));
+    warned_risks_.push_back(std::move(risk));
   }
+  accepted();
+}
+
+void connection::accepted() {
   checked();
+  if (state_ == state::handshaking) {
+    passed_check_ = true;
+    become_ready(false);
+  }
 }
 
 void connection::checked() {
@@ -171,22 +220,14 @@ void connection::checked() {
   last_error_ = {};
 }
 
-void connection::become_ready() {
+void connection::become_ready(bool check_ahead) {
   connect_timer_.cancel();
   state_ = state::ready;
   cork();
-  if (settings_.check_topology) {
-    // INFO goes first and the commands right behind it, so checking costs
-    // no round trip: its reply is read before theirs, and a refusal fails
-    // them before any of their replies could count.
-    checking_ = true;
-    enqueue_write(
-        format_command({"INFO"}),
-        [this, self = shared_from_this()](error_code ec, const reply& r) { on_info_reply(ec, r); },
-        retry{}, false);
-  } else {
-    checked();
-  }
+  // A node that passed before is checked again on every reconnect, with the
+  // commands right behind INFO so that it costs no round trip: its reply is
+  // read before theirs, and a refusal fails them before any reply counts.
+  if (check_ahead) send_info();
   auto queued = std::move(not_connected_);
   not_connected_.clear();
   const auto now = clock::now();
@@ -202,6 +243,7 @@ void connection::become_ready() {
   uncork();
   // Only once everything still due is queued: these callbacks may send.
   for (auto& done : expired) done(errc::node_timeout, reply{});
+  if (std::exchange(closing_, false)) return shutdown();
   if (ready_handler_) ready_handler_();
 }
 
@@ -222,7 +264,7 @@ void connection::send_command(std::string_view command, callback done, retry aga
     not_connected_.push_back(
         {again.command ? std::string() : std::string(command), std::move(done), std::move(again)});
   };
-  switch (state_) {
+  switch (closing_ ? state::closed : state_) {
     case state::ready:
       enqueue_write(command, std::move(done), std::move(again), false);
       return;
@@ -238,9 +280,9 @@ void connection::send_command(std::string_view command, callback done, retry aga
       break;
   }
   // Fail fast: a down node must not cost the caller a request timeout.
-  const error_code ec = state_ == state::closed ? error_code(errc::connection_closed)
-                        : last_error_           ? last_error_
-                                                : error_code(errc::node_unavailable);
+  const error_code ec = state_ == state::closed || closing_ ? error_code(errc::connection_closed)
+                        : last_error_                       ? last_error_
+                                                            : error_code(errc::node_unavailable);
   boost::asio::post(strand_, [done = std::move(done), ec]() mutable { done(ec, reply{}); });
 }
 
@@ -376,11 +418,17 @@ void connection::on_read(std::size_t bytes) {
   read();
 }
 
-void connection::fail(error_code ec) {
+void connection::fail(error_code ec, bool logged) {
   if (state_ == state::closed || state_ == state::backoff) return;
+  if (std::exchange(closing_, false)) {
+    // Shut down during the set-up, which failed: no reconnect.
+    state_ = state::closed;
+    drop_socket();
+    return fail_pending(errc::connection_closed);
+  }
   // Log the loss of a checked, ready connection and the first failure of a
   // series, not every failed reconnect.
-  if ((state_ == state::ready && !checking_) || consecutive_failures_ == 0) {
+  if (!logged && ((state_ == state::ready && !checking_) || consecutive_failures_ == 0)) {
     settings_.log(log_level::warning,
                   fmt::format("redlock: node {}: {}: {}", describe(),
                               state_ == state::connecting ? "cannot connect" : "connection lost",
@@ -401,7 +449,23 @@ void connection::fail(error_code ec) {
 }
 
 void connection::shutdown() {
-  if (state_ == state::closed) return;
+  if (state_ == state::closed || closing_) return;
+  if (state_ == state::connecting || state_ == state::handshaking) {
+    // Deletes queued for this node (a release's, an undo's) still go out
+    // once the set-up is done, within the connect timeout that bounds it;
+    // otherwise the keys would outlive us until their TTL.
+    std::deque<waiting_command> dropped;
+    for (auto& command : not_connected_) {
+      if (!command.again.command) dropped.push_back(std::move(command));
+    }
+    std::erase_if(not_connected_, [](const auto& c) { return !c.again.command; });
+    if (!not_connected_.empty()) {
+      closing_ = true;
+      for (auto& command : dropped) command.done(errc::connection_closed, reply{});
+      return;
+    }
+    not_connected_ = std::move(dropped);
+  }
   // Also with replies still owed: closing with unread data would reset the
   // connection, and a reset may discard bytes of ours not yet sent.
   const bool flush = state_ == state::ready &&
@@ -431,7 +495,6 @@ void connection::shutdown() {
 
 void connection::drop_socket() {
   ++generation_;  // handlers of this socket's operations now do nothing
-  if (std::exchange(claimed_server_, false)) settings_.servers->release(settings_.node_index);
   error_code ignored;
   socket_.close(ignored);
   resolver_.cancel();

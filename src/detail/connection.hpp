@@ -82,7 +82,9 @@ class connection : public std::enable_shared_from_this<connection> {
   }
   /// Closes for good; everything pending fails with errc::connection_closed.
   /// Commands already queued on a ready connection are still written out
-  /// (for at most connect_timeout) before the socket closes.
+  /// (for at most connect_timeout) before the socket closes; during the
+  /// set-up, the retried ones (deletes) are, once it is done, within the
+  /// connect timeout that bounds it.
   void shutdown();
   /// While corked, commands queue without being written; uncork() writes
   /// everything queued in one write. Nests.
@@ -128,16 +130,23 @@ class connection : public std::enable_shared_from_this<connection> {
   void connect();
   void on_connected();
   void on_handshake_reply(error_code ec, const reply& r, bool last);
+  /// AUTH and SELECT done: check the node, or become ready.
+  void set_up();
+  void send_info();
   void on_info_reply(error_code ec, const reply& r);
+  /// The node may vote: its check passed, or INFO is not available to us.
+  void accepted();
   /// The node passed the topology check (or none was made).
   void checked();
-  void become_ready();
+  /// `check_ahead`: send INFO ahead of the queued commands.
+  void become_ready(bool check_ahead);
   void send_command(std::string_view command, callback done, retry again);
   void enqueue_write(std::string_view command, callback done, retry again, bool repeated);
   void write();
   void read();
   void on_read(std::size_t bytes);
-  void fail(error_code ec);
+  /// `logged`: the caller has logged why, fail() need not.
+  void fail(error_code ec, bool logged = false);
   void drop_socket();
   void fail_pending(error_code ec);
   void watch_for_stall();
@@ -173,9 +182,12 @@ class connection : public std::enable_shared_from_this<connection> {
   push_handler push_handler_;
   unique_function<void()> ready_handler_;
   bool warned_push_error_ = false;
-  bool warned_topology_ = false;  ///< Risky settings or an unreadable INFO were logged.
-  bool claimed_server_ = false;   ///< Holds a claim in settings_.servers.
-  bool checking_ = false;         ///< INFO sent on this connection, its reply not read yet.
+  bool warned_unchecked_ = false;          ///< That INFO is unavailable was logged.
+  std::vector<std::string> warned_risks_;  ///< Risky settings already logged.
+  bool passed_check_ = false;  ///< A check of this node passed: later ones are pipelined.
+  bool checking_ = false;      ///< INFO sent on this connection, its reply not read yet.
+  /// shutdown() came during the set-up: finish it, send the queued deletes, close.
+  bool closing_ = false;
 };
 
 }  // namespace redlock::detail

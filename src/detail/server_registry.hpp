@@ -12,22 +12,27 @@ namespace redlock::detail {
 
 class server_registry {
  public:
-  explicit server_registry(std::size_t nodes) : claims_(nodes) {}
+  explicit server_registry(std::size_t nodes) : entries_(nodes) {}
 
-  /// Node `node` (called `name` in logs) is connected to server `run_id`.
-  /// Returns the name of another node connected to that server (and records
-  /// nothing), or records the claim and returns nullopt.
+  /// Node `node` (called `name` in logs) reached server `run_id`. Returns
+  /// the name of the node whose server that already is, or records `run_id`
+  /// as node's server and returns nullopt.
+  ///
+  /// What is recorded outlives the connection: a node that lost its
+  /// connection still holds the votes it gave, so a twin connecting in the
+  /// meantime must not vote too. A node found to be another's twin stays
+  /// refused for the registry's lifetime, whichever of the two connects
+  /// first later. An empty run_id (not reported) records nothing.
   std::optional<std::string> claim(std::size_t node, const std::string& run_id,
                                    const std::string& name);
-  /// Node `node`'s connection is gone; its server may be claimed again.
-  void release(std::size_t node) noexcept;
 
  private:
-  struct claim_entry {
-    std::string run_id;  ///< Empty: no live connection.
+  struct entry {
+    std::string run_id;  ///< The server last seen; empty: none yet.
     std::string name;
+    std::optional<std::size_t> twin_of;  ///< Set once found to be that node's server.
   };
-  std::vector<claim_entry> claims_;
+  std::vector<entry> entries_;
 };
 
 }  // namespace redlock::detail

@@ -216,6 +216,29 @@ TEST_CASE("close() aborts pending and later operations and leaves no work on the
   for (std::size_t i = 0; i < 5; ++i) e.nodes.node(i).resume();
 }
 
+// Review finding: a node still being set up (its first INFO check, AUTH)
+// when the client closed lost the deletes queued for it, so a short-lived
+// client (the CLI's release) left the key there until its TTL.
+TEST_CASE("close() during a node's set-up still sends the deletes queued for it", "[integration]") {
+  env e;
+  auto proxies = proxy_nodes(e, {4});
+  redlock::client owner(e.io.get_executor(), e.config);
+  auto held = acquire(e.io, owner, "handover", once(30s));
+  REQUIRE_FALSE(held.ec);
+  REQUIRE(e.key_everywhere(e.key("handover"), held.held.token()));
+
+  // A second client, whose node 4 answers its set-up slowly, releases the
+  // lock by its token and closes as soon as a quorum confirmed.
+  proxies[0]->set_reply_delay({300ms, 0ms});
+  redlock::client releaser(e.io.get_executor(), e.config);
+  const auto adopted = releaser.adopt("handover", held.held.token(), once(30s));
+  const auto released = release(e.io, releaser, adopted);
+  REQUIRE_FALSE(released.ec);
+  CHECK(e.admin[4]->exists(e.key("handover")));
+  releaser.close();
+  CHECK(e.key_nowhere(e.key("handover")));
+}
+
 namespace {
 
 /// One bare connection to node 0 of `e` through `proxy`, started and ready

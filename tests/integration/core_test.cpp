@@ -458,7 +458,7 @@ TEST_CASE("an extend counts nodes held elsewhere at acquire as never holding the
   env e;
   auto proxies = proxy_nodes(e, {4});
   redlock::client locks(e.io.get_executor(), e.config);
-  warm_up(e.io, locks);
+  e.warm_up_everywhere(locks);
   const auto key = e.key("holders");
   REQUIRE(foreign_set_nx(*e.admin[4], key, "foreign"));
   // Node 4's refusal comes after the quorum, as a slow node's would.

@@ -383,6 +383,17 @@ struct env {
     return everywhere;
   }
 
+  /// Acquires and releases a lock once and waits until it reached every
+  /// node: then each node has connected and passed its topology check
+  /// (warm_up() alone completes at a quorum).
+  void warm_up_everywhere(client& locks) {
+    auto got = acquire(io, locks, "warm-up-everywhere", once());
+    REQUIRE_FALSE(got.ec);
+    REQUIRE(key_everywhere(key("warm-up-everywhere"), got.held.token()));
+    REQUIRE_FALSE(release(io, locks, got.held).ec);
+    REQUIRE(key_nowhere(key("warm-up-everywhere")));
+  }
+
   /// Waits until `key` is gone from every node (an unlock completes at a
   /// quorum; the other nodes' deletes may still be on their way).
   bool key_nowhere(const std::string& key) {

@@ -3,6 +3,8 @@
 // settings are warned about once; credentials refused by some nodes.
 #include "test_env.hpp"
 
+#include "support/fault_proxy.hpp"
+
 #include <string>
 
 using namespace redlock::itest;
@@ -118,6 +120,98 @@ TEST_CASE("one server listed under two names is refused once as same_server",
   INFO(describe_nodes(extended.held));
   CHECK(extended.ec);
   CHECK(count_nodes(extended.held, status::acquired) <= 1);
+}
+
+TEST_CASE("a twin stays refused while the node it duplicates is disconnected",
+          "[integration][topology]") {
+  // Nodes 0 and 4 both reach server 0, each through a proxy of its own, so
+  // the test decides which of them connects when.
+  env e(4);
+  redlock::test::fault_proxy first(e.nodes.node(0).port());
+  redlock::test::fault_proxy twin(e.nodes.node(0).port());
+  auto config = e.config;
+  config.reconnect = {10ms, 50ms, 0.5};
+  config.nodes[0].port = first.port();
+  config.nodes.push_back(config.nodes[0]);
+  config.nodes[4].port = twin.port();
+  const auto twin_name = fmt::format("127.0.0.1:{}", twin.port());
+  twin.refuse_new_connections(true);
+  redlock::client locks(e.io.get_executor(), config);
+
+  // Node 0 passes its check: its SET reaches server 0.
+  auto warm = acquire(e.io, locks, "warm", once());
+  REQUIRE_FALSE(warm.ec);
+  REQUIRE(poll_until(e.io, [&] { return e.admin[0]->get(e.key("warm")) == warm.held.token(); }));
+
+  // The twin connects (and is refused) again and again.
+  const auto connections = [&] {
+    return info_field(*e.admin[0], "stats", "total_connections_received");
+  };
+  auto before = connections();
+  twin.refuse_new_connections(false);
+  REQUIRE(poll_until(
+      e.io, [&] { return connections() > before + 1; }, 5s));
+
+  // Node 0 loses its connection and cannot reconnect; the twin is checked
+  // again at its next reconnects and must still be refused: node 0's votes
+  // (the key above) still stand.
+  first.refuse_new_connections(true);
+  first.reset_connections();
+  before = connections();
+  const auto reconnected = twin_name + ": reconnected";
+  REQUIRE(poll_until(
+      e.io,
+      [&] { return connections() > before + 1 || e.log.count(log_level::info, reconnected) > 0; },
+      5s));
+  auto got = acquire(e.io, locks, "job", once());
+  INFO(describe_nodes(got.held) << e.log.dump());
+  REQUIRE_FALSE(got.ec);
+  CHECK(refused(got.held.nodes()[4], errc::same_server));
+  CHECK_FALSE(e.admin[0]->get(e.key("job")));
+  CHECK(e.log.count(log_level::info, reconnected) == 0);
+}
+
+TEST_CASE("an error answer to INFO fails the node until the check passes",
+          "[integration][topology]") {
+  // With maxclients reached, the server answers the first command (INFO)
+  // with an error and closes: no node to vote, and no "unchecked" node.
+  env e(3);
+  auto config = e.config;
+  config.reconnect = {10ms, 50ms, 0.5};
+  REQUIRE(e.admin[2]->command({"CONFIG", "SET", "maxclients", "1"}).text == "OK");
+  redlock::client locks(e.io.get_executor(), config);
+  wait_for_log(e.io, e.log, log_level::error, "INFO failed: ERR max number of clients");
+  auto got = acquire(e.io, locks, "job", once());
+  INFO(describe_nodes(got.held) << e.log.dump());
+  REQUIRE_FALSE(got.ec);
+  CHECK(got.held.nodes()[2].state != status::acquired);
+  CHECK(e.log.count(log_level::warning, "cannot check") == 0);
+  // Room again: the node is checked, accepted and votes.
+  REQUIRE(e.admin[2]->command({"CONFIG", "SET", "maxclients", "100"}).text == "OK");
+  wait_for_log(e.io, e.log, log_level::info, "reconnected");
+  auto again = acquire(e.io, locks, "job2", once());
+  INFO(describe_nodes(again.held));
+  REQUIRE_FALSE(again.ec);
+  REQUIRE(poll_until(e.io, [&] { return e.admin[2]->get(e.key("job2")) == again.held.token(); }));
+}
+
+TEST_CASE("a refusal met after another failure is still logged", "[integration][topology]") {
+  env e(3);
+  make_replica(e, 2, 0);
+  // Node 2 is reached through a proxy that first resets every connection.
+  redlock::test::fault_proxy gate(e.nodes.node(2).port());
+  gate.refuse_new_connections(true);
+  auto config = e.config;
+  config.reconnect = {10ms, 50ms, 0.5};
+  config.nodes[2].port = gate.port();
+  const auto name = fmt::format("127.0.0.1:{}", gate.port());
+  redlock::client locks(e.io.get_executor(), config);
+  warm_up(e.io, locks);
+  run_until(
+      e.io, [&] { return e.log.count(log_level::warning, name) >= 1; }, 5s, "the first failure");
+  gate.refuse_new_connections(false);
+  wait_for_log(e.io, e.log, log_level::error, "replica of 127.0.0.1:");
+  CHECK(e.log.count(log_level::error, name + ": refused") == 1);
 }
 
 TEST_CASE("settings that can lose a lock are warned about once per node",

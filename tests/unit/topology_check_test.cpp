@@ -107,19 +107,31 @@ TEST_CASE("settings that can lose a granted lock are warned about", "[unit][topo
   }
 }
 
-TEST_CASE("a server claimed by one node is refused to another until released", "[unit][topology]") {
-  server_registry servers(3);
+TEST_CASE("a server claimed by one node stays refused to its twin", "[unit][topology]") {
+  server_registry servers(4);
   CHECK_FALSE(servers.claim(0, "aaa", "127.0.0.1:7000"));
   CHECK_FALSE(servers.claim(1, "bbb", "127.0.0.1:7001"));
   CHECK(servers.claim(2, "aaa", "localhost:7000") == "127.0.0.1:7000");
-  // The same node reconnecting to its own server is no duplicate.
+  // The same node reconnecting to its own server is no twin.
   CHECK_FALSE(servers.claim(0, "aaa", "127.0.0.1:7000"));
-  servers.release(0);
-  CHECK_FALSE(servers.claim(2, "aaa", "localhost:7000"));
-  CHECK(servers.claim(0, "aaa", "127.0.0.1:7000") == "localhost:7000");
-  // A server that reports no run_id cannot be compared.
-  CHECK_FALSE(servers.claim(0, "", "127.0.0.1:7000"));
-  CHECK_FALSE(servers.claim(1, "", "127.0.0.1:7001"));
+  SECTION("while the first node is disconnected: its votes still stand") {
+    CHECK(servers.claim(2, "aaa", "localhost:7000") == "127.0.0.1:7000");
+  }
+  SECTION("after the server restarted, whichever of the two reconnects first") {
+    CHECK(servers.claim(2, "ccc", "localhost:7000") == "127.0.0.1:7000");
+    CHECK_FALSE(servers.claim(0, "ccc", "127.0.0.1:7000"));
+  }
+  SECTION("a node whose server changed is checked against the others again") {
+    CHECK_FALSE(servers.claim(0, "ddd", "127.0.0.1:7000"));
+    CHECK(servers.claim(3, "bbb", "localhost:7001") == "127.0.0.1:7001");
+  }
+  SECTION("a server that reports no run_id cannot be compared") {
+    CHECK_FALSE(servers.claim(3, "", "127.0.0.1:7003"));
+    CHECK_FALSE(servers.claim(1, "", "127.0.0.1:7001"));
+  }
+  SECTION("a node outside the registry is not recorded") {
+    CHECK_FALSE(servers.claim(9, "aaa", "127.0.0.1:7009"));
+  }
 }
 
 }  // namespace topology_check_test
