@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   g++ cmake make pkg-config
   libboost-dev libboost-system-dev libhiredis-dev libfmt-dev libcli11-dev catch2
-  redis-server redis-tools
+  redis-server redis-tools libssl-dev openssl
   clang-14 libclang-rt-14-dev
 )
 

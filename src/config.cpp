@@ -11,10 +11,18 @@
 namespace redlock {
 
 node_config parse_node(std::string_view text) {
+  const auto full = text;
   const auto bad = [&] {
     return config_error(errc::invalid_node,
-                        fmt::format("redlock: invalid node '{}': expected host:port", text));
+                        fmt::format("redlock: invalid node '{}': expected host:port", full));
   };
+  bool tls = false;
+  if (text.starts_with("rediss://")) {
+    tls = true;
+    text.remove_prefix(9);
+  } else if (text.starts_with("redis://")) {
+    text.remove_prefix(8);
+  }
   const auto colon = text.rfind(':');
   if (colon == std::string_view::npos || colon == 0) throw bad();
   auto host = text.substr(0, colon);
@@ -31,7 +39,24 @@ node_config parse_node(std::string_view text) {
   node_config node;
   node.host = std::string(host);
   node.port = static_cast<std::uint16_t>(port);
+  node.tls.enabled = tls;
   return node;
+}
+
+tls_config effective_tls(const client_config& config, const node_config& node) {
+  const auto& defaults = config.tls;
+  tls_config tls = node.tls;
+  tls.enabled = node.tls.enabled || defaults.enabled;
+  const auto fill = [](std::string& field, const std::string& fallback) {
+    if (field.empty()) field = fallback;
+  };
+  fill(tls.ca_file, defaults.ca_file);
+  fill(tls.ca_dir, defaults.ca_dir);
+  fill(tls.cert_file, defaults.cert_file);
+  fill(tls.key_file, defaults.key_file);
+  fill(tls.server_name, defaults.server_name);
+  tls.verify = node.tls.verify && defaults.verify;
+  return tls;
 }
 
 std::vector<node_config> parse_nodes(std::string_view text) {
@@ -65,6 +90,14 @@ std::vector<std::string> validate(const client_config& config) {
           fmt::format("redlock: invalid configuration: node {} ('{}:{}', database {}) "
                       "needs a host, a non-zero port and a database >= 0",
                       i, node.host, node.port, node.database));
+    }
+    const auto tls = effective_tls(config, node);
+    if (tls.enabled && tls.cert_file.empty() != tls.key_file.empty()) {
+      throw config_error(
+          errc::invalid_tls,
+          fmt::format("redlock: invalid configuration: node {}:{}: a TLS client certificate "
+                      "needs both cert_file and key_file",
+                      node.host, node.port));
     }
     if (!seen.emplace(node.host, node.port).second) {
       throw config_error(errc::duplicate_node,

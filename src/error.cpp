@@ -1,5 +1,7 @@
 #include <redlock/error.hpp>
 
+#include <openssl/x509.h>
+
 #include <string>
 
 namespace redlock {
@@ -88,6 +90,8 @@ class redlock_category final : public boost::system::error_category {
         return "invalid argument: more than 256 resources in one acquire";
       case errc::empty_token:
         return "invalid argument: the lock token is empty";
+      case errc::invalid_tls:
+        return "invalid configuration: a TLS setting is incomplete or its file cannot be used";
     }
     return "unknown redlock error " + std::to_string(value);
   }
@@ -103,7 +107,22 @@ class redlock_category final : public boost::system::error_category {
   }
 };
 
+class tls_verify_category_impl final : public boost::system::error_category {
+ public:
+  const char* name() const noexcept override { return "redlock.tls_verify"; }
+
+  std::string message(int value) const override {
+    return std::string("TLS certificate verification failed: ") +
+           X509_verify_cert_error_string(value);
+  }
+};
+
 }  // namespace
+
+const boost::system::error_category& tls_verify_category() noexcept {
+  static const tls_verify_category_impl category;
+  return category;
+}
 
 const boost::system::error_category& error_category() noexcept {
   static const redlock_category category;

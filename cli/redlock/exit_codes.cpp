@@ -4,7 +4,13 @@ namespace redlock::cli {
 
 int exit_status_for(error_code ec) {
   if (!ec) return done;
-  if (is_invalid_argument(ec) || ec == errc::authentication_failed) return usage;
+  // Configuration the nodes refuse: credentials, certificates, nodes that
+  // are no independent masters.
+  if (is_invalid_argument(ec) || ec == errc::authentication_failed ||
+      ec.category() == tls_verify_category() || ec == errc::replica_node ||
+      ec == errc::cluster_node || ec == errc::same_server) {
+    return usage;
+  }
   if (ec == errc::not_acquired) return held_elsewhere;
   if (ec == errc::lock_lost || ec == errc::lock_expired || ec == errc::lock_expiring ||
       ec == errc::hold_limit_reached || ec == errc::lock_released) {

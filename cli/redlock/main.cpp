@@ -76,6 +76,17 @@ int main(int argc, char** argv) {
   app.add_flag("!--no-aof-warning", global.warn_without_aof,
                "Do not warn about nodes running without AOF (when restarts are delayed by more "
                "than the longest TTL instead)");
+  app.add_flag("--tls", global.tls.enabled,
+               "TLS to every node (a node written rediss://HOST:PORT has it on anyway)");
+  app.add_option("--tls-ca", global.tls.ca_file,
+                 "PEM file of the CAs to trust (default: the system's)");
+  app.add_option("--tls-cert", global.tls.cert_file, "Client certificate (PEM), for mutual TLS")
+      ->needs(app.add_option("--tls-key", global.tls.key_file, "Its private key (PEM)"));
+  app.get_option("--tls-key")->needs("--tls-cert");
+  app.add_option("--tls-server-name", global.tls.server_name,
+                 "Name the nodes' certificates must carry, sent as SNI (default: each host)");
+  app.add_flag("!--tls-insecure", global.tls.verify,
+               "Do not verify the nodes' certificates (anyone on the path could pose as a node)");
   auto* verbose = app.add_flag("-v,--verbose", global.verbose, "Say what happens, on stderr");
   app.add_flag("-q,--quiet", global.quiet, "Print errors only")->excludes(verbose);
 

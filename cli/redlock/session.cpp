@@ -36,6 +36,7 @@ void print_line(std::string_view line) noexcept {
 std::string node_error_option(const config_error& e) {
   if (e.code() == errc::invalid_drift_factor) return "--drift-factor: ";
   if (e.code() == errc::invalid_retry_policy) return "--connect-timeout: ";
+  if (e.code() == errc::invalid_tls) return "--tls: ";
   return "--nodes: ";
 }
 
@@ -64,6 +65,7 @@ session::session(const global_options& options) : options_(options) {
   config.drift_factor = options.drift_factor;
   config.connect_timeout = options.connect_timeout;
   config.warn_without_aof = options.warn_without_aof;
+  config.tls = options.tls;
   const bool verbose = options.verbose;
   const bool quiet = options.quiet;
   config.log = [verbose, quiet](log_level level, std::string_view line) {

@@ -28,6 +28,8 @@ struct global_options {
   bool verbose = false;
   bool quiet = false;
   bool warn_without_aof = true;
+  /// --tls and its files; --tls-insecure sets verify to false.
+  tls_config tls;
 };
 
 /// A command's arguments were wrong in a way only seen after parsing; the

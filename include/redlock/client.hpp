@@ -81,6 +81,8 @@ class client {
   /// - errc::replica_node, errc::cluster_node, errc::same_server: most nodes
   ///   that failed were refused by the topology check (a replica, a cluster
   ///   node, one server listed twice; see client_config::warn_without_aof);
+  /// - a code of tls_verify_category(): most nodes that failed presented a
+  ///   certificate that did not verify (the first one's cause);
   /// - errc::validity_expired: a quorum agreed too late (or with less than
   ///   options.min_validity left);
   /// - an invalid-argument errc (empty_resource, invalid_ttl, ...) without
@@ -201,7 +203,8 @@ class client {
   ///   before the call);
   /// - errc::lock_released: the lock had been released;
   /// - errc::authentication_failed, errc::replica_node, errc::cluster_node,
-  ///   errc::same_server: instead of quorum_unreachable (with its meaning),
+  ///   errc::same_server, a tls_verify_category() code: instead of
+  ///   quorum_unreachable (with its meaning),
   ///   when most nodes that failed did so for that configuration error (a
   ///   node can turn into one while a lock is held, e.g. by a failover);
   /// - errc::not_a_lock: `held` is empty; errc::foreign_lock: it was

@@ -17,6 +17,22 @@ namespace redlock {
 
 using std::chrono::milliseconds;
 
+/// TLS towards a node (a Redis 6+ built with TLS, listening on --tls-port).
+/// Certificates are verified by default: the node's chain against the CA
+/// files (or the system's trust store when none is given) and its name
+/// against server_name, or else the node's host (DNS name or IP address).
+struct tls_config {
+  bool enabled = false;
+  std::string ca_file;      ///< PEM file of trusted CAs.
+  std::string ca_dir;       ///< Directory of trusted CAs (c_rehash layout).
+  std::string cert_file;    ///< Client certificate chain (PEM), for mutual TLS.
+  std::string key_file;     ///< Its private key (PEM); needed with cert_file.
+  std::string server_name;  ///< Name to verify and send as SNI; empty: the host.
+  /// False turns verification off: anyone on the path could pose as the
+  /// node. Logged as a warning for every node it applies to.
+  bool verify = true;
+};
+
 /// One independent Redis master.
 struct node_config {
   std::string host = "127.0.0.1";
@@ -24,6 +40,9 @@ struct node_config {
   std::string username;  ///< ACL user; empty means AUTH with the password only.
   std::string password;  ///< Empty means no AUTH.
   int database = 0;      ///< SELECTed after connecting when not 0.
+  /// TLS for this node; its empty fields are taken from client_config::tls,
+  /// and client_config::tls.enabled turns it on for every node.
+  tls_config tls{};
 };
 
 /// Capped exponential backoff with jitter, used to reconnect to a node.
@@ -173,6 +192,10 @@ struct client_config {
   /// the nodes run without AOF on purpose and restart only after the
   /// longest TTL (docs/safety.md, "Topology checks").
   bool warn_without_aof = true;
+  /// TLS defaults for every node: `enabled` turns TLS on for all of them;
+  /// a node's own non-empty fields override these (a node listed as
+  /// "rediss://host:port" has TLS on with these settings).
+  tls_config tls{};
   log_sink log{};
 };
 
@@ -187,10 +210,13 @@ class config_error : public std::invalid_argument {
   errc code_;
 };
 
-/// Parses "host:port" ("[v6addr]:port" for IPv6); throws config_error
+/// Parses "host:port" ("[v6addr]:port" for IPv6), optionally prefixed with
+/// "redis://" or "rediss://" (TLS on); throws config_error
 /// (errc::invalid_node) naming the bad text.
 node_config parse_node(std::string_view text);
-/// Parses a comma-separated list of "host:port".
+/// The TLS settings node `node` uses: its own, completed by the client's.
+tls_config effective_tls(const client_config& config, const node_config& node);
+/// Parses a comma-separated list of nodes as parse_node does.
 std::vector<node_config> parse_nodes(std::string_view text);
 
 /// Checks a client configuration; throws config_error naming the problem.

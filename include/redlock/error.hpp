@@ -55,6 +55,7 @@ enum class errc {
   duplicate_resource,    ///< A multi-resource acquire names the same resource twice.
   too_many_resources,    ///< A multi-resource acquire names more than max_resources resources.
   empty_token,           ///< client::adopt was given an empty token.
+  invalid_tls,  ///< A TLS setting is incomplete or its file cannot be used (see tls_config).
 };
 
 /// The category of #errc. Its name is "redlock".
@@ -63,6 +64,13 @@ const boost::system::error_category& error_category() noexcept;
 inline error_code make_error_code(errc e) noexcept {
   return {static_cast<int>(e), error_category()};
 }
+
+/// The category of a node's TLS certificate verification failures: the
+/// value is OpenSSL's X509_V_ERR_* code, the message names the cause
+/// ("certificate has expired", "hostname mismatch", ...). Its name is
+/// "redlock.tls_verify". Other TLS failures are passed through as Asio's
+/// SSL error codes.
+const boost::system::error_category& tls_verify_category() noexcept;
 
 /// True for the codes that report a bad argument or configuration; these
 /// also compare equal to boost::system::errc::invalid_argument.

@@ -42,9 +42,14 @@ connection::connection(strand_type strand, node_config node, connection_settings
       read_buffer_(read_chunk),
       reader_(create_reply_reader(), &redisReaderFree) {
   if (!reader_) throw std::bad_alloc();
+  if (node_.tls.enabled) tls_context_ = make_tls_context(node_.tls, describe());
 }
 
 connection::~connection() = default;
+
+boost::asio::ip::tcp::socket& connection::lowest_layer() noexcept {
+  return tls_ ? tls_->next_layer() : socket_;
+}
 
 std::string connection::describe() const { return fmt::format("{}:{}", node_.host, node_.port); }
 
@@ -72,20 +77,45 @@ void connection::connect() {
                                boost::asio::ip::tcp::resolver::results_type endpoints) {
         if (generation != generation_ || state_ != state::connecting) return;
         if (ec) return fail(ec);
+        if (tls_context_) {
+          // A TLS session cannot be reused after its socket closed: a new
+          // stream per connection, kept alive by its pending operations.
+          tls_ = std::make_shared<tls_stream>(strand_, *tls_context_);
+          if (const auto bad = prepare_tls_stream(*tls_, node_.tls, node_.host)) return fail(bad);
+        }
         boost::asio::async_connect(
-            socket_, endpoints,
+            lowest_layer(), endpoints,
             [this, self, generation](error_code ec, const boost::asio::ip::tcp::endpoint&) {
               if (generation != generation_ || state_ != state::connecting) return;
               if (ec) return fail(ec);
+              if (tls_) return tls_handshake();
               on_connected();
             });
       });
 }
 
+void connection::tls_handshake() {
+  const auto generation = generation_;
+  tls_->async_handshake(boost::asio::ssl::stream_base::client, [this, self = shared_from_this(),
+                                                                stream = tls_,
+                                                                generation](error_code ec) {
+    if (generation != generation_ || state_ != state::connecting) return;
+    if (ec) {
+      ec = tls_handshake_error(*stream, ec);
+      if (consecutive_failures_ == 0 || ec != last_error_) {
+        settings_.log(log_level::error, fmt::format("redlock: node {}: TLS handshake failed: {}",
+                                                    describe(), ec.message()));
+      }
+      return fail(ec, true);
+    }
+    on_connected();
+  });
+}
+
 void connection::on_connected() {
   error_code ignored;
-  socket_.set_option(boost::asio::ip::tcp::no_delay(true), ignored);
-  socket_.set_option(boost::asio::socket_base::keep_alive(true), ignored);
+  lowest_layer().set_option(boost::asio::ip::tcp::no_delay(true), ignored);
+  lowest_layer().set_option(boost::asio::socket_base::keep_alive(true), ignored);
   state_ = state::handshaking;
 
   // AUTH and SELECT must succeed. A subscriber PINGs, so that it is ready
@@ -326,42 +356,46 @@ void connection::write() {
   write_in_flight_ = true;
   written_ = awaiting_reply_.size();  // every command queued so far may now run
   const auto generation = generation_;
-  boost::asio::async_write(
-      socket_, boost::asio::buffer(writing_),
-      [this, self = shared_from_this(), generation](error_code ec, std::size_t) {
-        if (generation != generation_) return;
-        write_in_flight_ = false;
-        if (state_ == state::closed) {
-          // Flushing after shutdown(): close once everything is written.
-          if (ec) return drop_socket();
-          if (!pending_output_.empty()) return write();
-          // All out: tell the node, and close once it has answered and
-          // closed its side (reading on, so that unread replies do not make
-          // our close a reset that could discard what we wrote).
-          error_code ignored;
-          socket_.shutdown(boost::asio::ip::tcp::socket::shutdown_send, ignored);
-          return;
-        }
-        if (ec) return fail(ec);
-        if (!pending_output_.empty() && corked_ == 0) write();
-      });
+  with_stream([&](auto& stream) {
+    boost::asio::async_write(
+        stream, boost::asio::buffer(writing_),
+        [this, self = shared_from_this(), keep = tls_, generation](error_code ec, std::size_t) {
+          if (generation != generation_) return;
+          write_in_flight_ = false;
+          if (state_ == state::closed) {
+            // Flushing after shutdown(): close once everything is written.
+            if (ec) return drop_socket();
+            if (!pending_output_.empty()) return write();
+            // All out: tell the node, and close once it has answered and
+            // closed its side (reading on, so that unread replies do not make
+            // our close a reset that could discard what we wrote).
+            error_code ignored;
+            lowest_layer().shutdown(boost::asio::ip::tcp::socket::shutdown_send, ignored);
+            return;
+          }
+          if (ec) return fail(ec);
+          if (!pending_output_.empty() && corked_ == 0) write();
+        });
+  });
 }
 
 void connection::read() {
   const auto generation = generation_;
-  socket_.async_read_some(
-      boost::asio::buffer(read_buffer_),
-      [this, self = shared_from_this(), generation](error_code ec, std::size_t n) {
-        if (generation != generation_) return;
-        if (state_ == state::closed) {
-          // Flushing after shutdown(): the replies are nobody's; the node
-          // closing its side ends it.
-          if (ec) return drop_socket();
-          return read();
-        }
-        if (ec) return fail(ec);
-        on_read(n);
-      });
+  with_stream([&](auto& stream) {
+    stream.async_read_some(
+        boost::asio::buffer(read_buffer_),
+        [this, self = shared_from_this(), keep = tls_, generation](error_code ec, std::size_t n) {
+          if (generation != generation_) return;
+          if (state_ == state::closed) {
+            // Flushing after shutdown(): the replies are nobody's; the node
+            // closing its side ends it.
+            if (ec) return drop_socket();
+            return read();
+          }
+          if (ec) return fail(ec);
+          on_read(n);
+        });
+  });
 }
 
 void connection::on_read(std::size_t bytes) {
@@ -450,21 +484,14 @@ void connection::fail(error_code ec, bool logged) {
 
 void connection::shutdown() {
   if (state_ == state::closed || closing_) return;
-  if (state_ == state::connecting || state_ == state::handshaking) {
-    // Deletes queued for this node (a release's, an undo's) still go out
-    // once the set-up is done, within the connect timeout that bounds it;
-    // otherwise the keys would outlive us until their TTL.
-    std::deque<waiting_command> dropped;
-    for (auto& command : not_connected_) {
-      if (!command.again.command) dropped.push_back(std::move(command));
-    }
-    std::erase_if(not_connected_, [](const auto& c) { return !c.again.command; });
-    if (!not_connected_.empty()) {
-      closing_ = true;
-      for (auto& command : dropped) command.done(errc::connection_closed, reply{});
-      return;
-    }
-    not_connected_ = std::move(dropped);
+  if ((state_ == state::connecting || state_ == state::handshaking) && !not_connected_.empty()) {
+    // What is queued for this node (a release's deletes, the SET of an
+    // acquire that completed at a quorum without it) still goes out once
+    // the set-up is done, within the connect timeout that bounds it, as it
+    // would on a ready connection: a short-lived client must not leave keys
+    // behind until their TTL, nor hold its lock on fewer nodes than it can.
+    closing_ = true;
+    return;
   }
   // Also with replies still owed: closing with unread data would reset the
   // connection, and a reset may discard bytes of ours not yet sent.
@@ -485,7 +512,7 @@ void connection::shutdown() {
       write();
     } else if (!write_in_flight_) {
       error_code ignored;
-      socket_.shutdown(boost::asio::ip::tcp::socket::shutdown_send, ignored);
+      lowest_layer().shutdown(boost::asio::ip::tcp::socket::shutdown_send, ignored);
     }
   } else {
     drop_socket();
@@ -496,7 +523,8 @@ void connection::shutdown() {
 void connection::drop_socket() {
   ++generation_;  // handlers of this socket's operations now do nothing
   error_code ignored;
-  socket_.close(ignored);
+  lowest_layer().close(ignored);
+  tls_.reset();  // its pending operations hold it until they complete
   resolver_.cancel();
   connect_timer_.cancel();
   stall_timer_.cancel();

@@ -8,6 +8,7 @@
 #include "detail/logger.hpp"
 #include "detail/reply.hpp"
 #include "detail/timer.hpp"
+#include "detail/tls.hpp"
 
 #include <boost/asio/ip/tcp.hpp>
 
@@ -83,8 +84,9 @@ class connection : public std::enable_shared_from_this<connection> {
   /// Closes for good; everything pending fails with errc::connection_closed.
   /// Commands already queued on a ready connection are still written out
   /// (for at most connect_timeout) before the socket closes; during the
-  /// set-up, the retried ones (deletes) are, once it is done, within the
-  /// connect timeout that bounds it.
+  /// set-up, those waiting for it are, once it is done (within the connect
+  /// timeout that bounds it), and their callbacks then get
+  /// errc::connection_closed.
   void shutdown();
   /// While corked, commands queue without being written; uncork() writes
   /// everything queued in one write. Nests.
@@ -128,7 +130,19 @@ class connection : public std::enable_shared_from_this<connection> {
   };
 
   void connect();
+  void tls_handshake();
   void on_connected();
+  /// The TCP socket: this connection's own, or the one under its TLS stream.
+  boost::asio::ip::tcp::socket& lowest_layer() noexcept;
+  /// Calls `op` with the stream that reads and writes: TLS or plain TCP.
+  template <class Op>
+  void with_stream(Op&& op) {
+    if (tls_) {
+      op(*tls_);
+    } else {
+      op(socket_);
+    }
+  }
   void on_handshake_reply(error_code ec, const reply& r, bool last);
   /// AUTH and SELECT done: check the node, or become ready.
   void set_up();
@@ -156,7 +170,9 @@ class connection : public std::enable_shared_from_this<connection> {
   node_config node_;
   connection_settings settings_;
   boost::asio::ip::tcp::resolver resolver_;
-  boost::asio::ip::tcp::socket socket_;
+  boost::asio::ip::tcp::socket socket_;                     ///< Unused with TLS.
+  std::shared_ptr<boost::asio::ssl::context> tls_context_;  ///< Null: plain TCP.
+  std::shared_ptr<tls_stream> tls_;  ///< This connection's TLS stream (its own socket).
   timer connect_timer_;
   timer reconnect_timer_;
   timer stall_timer_;
@@ -186,7 +202,7 @@ class connection : public std::enable_shared_from_this<connection> {
   std::vector<std::string> warned_risks_;  ///< Risky settings already logged.
   bool passed_check_ = false;  ///< A check of this node passed: later ones are pipelined.
   bool checking_ = false;      ///< INFO sent on this connection, its reply not read yet.
-  /// shutdown() came during the set-up: finish it, send the queued deletes, close.
+  /// shutdown() came during the set-up: finish it, send what is queued, close.
   bool closing_ = false;
 };
 

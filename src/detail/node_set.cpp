@@ -4,6 +4,8 @@
 #include "detail/random.hpp"
 #include "detail/server_registry.hpp"
 
+#include <fmt/format.h>
+
 #include <atomic>
 
 namespace redlock::detail {
@@ -38,6 +40,15 @@ node_set::node_set(boost::asio::any_io_executor executor, client_config config)
 client_config node_set::checked(client_config config) {
   const logger log(config.log);
   for (const auto& warning : validate(config)) log(log_level::warning, warning);
+  for (auto& node : config.nodes) {
+    node.tls = effective_tls(config, node);
+    if (node.tls.enabled && !node.tls.verify) {
+      log(log_level::warning,
+          fmt::format("redlock: node {}:{}: TLS without certificate verification: anyone on the "
+                      "path can pose as the node",
+                      node.host, node.port));
+    }
+  }
   return config;
 }
 

@@ -147,7 +147,8 @@ error_code quorum_fsm::failure_cause(std::size_t ruled_out) const {
   if (rules_.prove_refusals && ruled_out > spare) return make_error_code(rules_.refusal_error);
   // Failures alone would have sunk the round: the nodes are the problem.
   // When most of them failed with one configuration error (wrong
-  // credentials, a node that is no independent master), name it.
+  // credentials, a node that is no independent master, a certificate that
+  // does not verify), name it.
   if (failed_ > spare) {
     for (const errc cause :
          {errc::authentication_failed, errc::replica_node, errc::cluster_node, errc::same_server}) {
@@ -156,6 +157,14 @@ error_code quorum_fsm::failure_cause(std::size_t ruled_out) const {
         return o.state == status::failed && o.error == code;
       });
       if (2 * static_cast<std::size_t>(count) > failed_) return code;
+    }
+    // Certificates that do not verify: the first one's cause stands for them.
+    const auto is_tls = [](const auto& o) {
+      return o.state == status::failed && o.error.category() == tls_verify_category();
+    };
+    const auto tls_failures = std::count_if(outcomes_.begin(), outcomes_.end(), is_tls);
+    if (2 * static_cast<std::size_t>(tls_failures) > failed_) {
+      return std::find_if(outcomes_.begin(), outcomes_.end(), is_tls)->error;
     }
     return make_error_code(errc::quorum_unreachable);
   }

@@ -5,7 +5,9 @@
 
 #include "support/admin_client.hpp"
 #include "support/redis_server.hpp"
+#include "support/tls_fixtures.hpp"
 
+#include <fmt/format.h>
 #include <catch2/catch.hpp>
 
 #include <signal.h>
@@ -609,6 +611,48 @@ TEST_CASE("cli password from --password-env", "[cli]") {
   CHECK(refused.out.empty());
 }
 
+TEST_CASE("cli over TLS: --tls and rediss:// nodes, a CA we do not trust, --tls-insecure",
+          "[cli][tls]") {
+  const test::tls_cluster nodes(std::vector<test::tls_server_options>(3, test::good_tls_server()));
+  const auto& certs = test::test_certs();
+  const auto& p = nodes.tls_ports;
+  const std::string listed =
+      fmt::format("127.0.0.1:{},127.0.0.1:{},127.0.0.1:{}", p[0], p[1], p[2]);
+  const auto with = [&](std::string node_list, std::vector<std::string> tls,
+                        std::vector<std::string> command) {
+    std::vector<std::string> all{"--nodes", std::move(node_list)};
+    all.insert(all.end(), tls.begin(), tls.end());
+    all.insert(all.end(), command.begin(), command.end());
+    return run_cli(all, {}, 30s);
+  };
+  const auto acquired =
+      with(listed, {"--tls", "--tls-ca", certs.ca_file()}, {"acquire", "--ttl", "30s", "job"});
+  INFO(acquired.err);
+  REQUIRE(acquired.status == 0);
+  const auto token = acquired.out.substr(0, acquired.out.find('\n'));
+  // Held: by name (SNI, DNS name verified), through rediss:// endpoints.
+  const std::string by_name = fmt::format(
+      "rediss://localhost:{},rediss://localhost:{},rediss://"
+      "localhost:{}",
+      p[0], p[1], p[2]);
+  CHECK(with(by_name, {"--tls-ca", certs.ca_file()}, {"acquire", "-n", "job"}).status == 1);
+  CHECK(with(by_name, {"--tls-ca", certs.ca_file()}, {"release", "job", token}).status == 0);
+
+  // A CA we do not trust: every node fails, naming the cause; a
+  // configuration error (2), not an outage (4).
+  const auto untrusted =
+      with(listed, {"--tls", "--tls-ca", certs.other_ca_file()}, {"acquire", "-n", "job"});
+  CHECK(untrusted.status == 2);
+  CHECK(untrusted.out.empty());
+  CHECK_THAT(untrusted.err, Catch::Contains("TLS certificate verification failed: self-signed "
+                                            "certificate in certificate chain"));
+
+  // --tls-insecure connects anyway, with a warning per node.
+  const auto insecure = with(listed, {"--tls", "--tls-insecure"}, {"acquire", "-n", "job"});
+  CHECK(insecure.status == 0);
+  CHECK_THAT(insecure.err, Catch::Contains("TLS without certificate verification"));
+}
+
 TEST_CASE("cli usage errors exit 2 with one line naming the argument", "[cli][usage]") {
   struct bad_call {
     std::vector<std::string> arguments;
@@ -653,6 +697,11 @@ TEST_CASE("cli usage errors exit 2 with one line naming the argument", "[cli][us
       {{"--nodes", three, "lock", "job"}, "unknown command 'lock'"},
       {{"--nodes", three, "lock"}, "unknown command 'lock'"},
       {{"--nodes", three, "--nodes", three, "status", "job"}, "--nodes"},
+      {{"--nodes", "rediss://localhost", "status", "job"}, "--nodes"},
+      {{"--nodes", three, "--tls-cert", "client.crt", "status", "job"}, "--tls-key"},
+      {{"--nodes", three, "--tls", "--tls-ca", "/nonexistent/ca.crt", "status", "job"},
+       "--tls: invalid configuration: node 127.0.0.1:1: cannot use the TLS CA file "
+       "'/nonexistent/ca.crt'"},
   };
   for (const auto& call : calls) {
     std::string shown;

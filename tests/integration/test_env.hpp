@@ -383,6 +383,20 @@ struct env {
     return everywhere;
   }
 
+  /// Waits until `key` holds `token` on every node but those in `except`.
+  bool key_everywhere_but(const std::string& key, const std::string& token,
+                          std::initializer_list<std::size_t> except) {
+    return poll_until(io, [&] {
+      for (std::size_t i = 0; i < admin.size(); ++i) {
+        if (std::find(except.begin(), except.end(), i) == except.end() &&
+            admin[i]->get(key) != token) {
+          return false;
+        }
+      }
+      return true;
+    });
+  }
+
   /// Acquires and releases a lock once and waits until it reached every
   /// node: then each node has connected and passed its topology check
   /// (warm_up() alone completes at a quorum).

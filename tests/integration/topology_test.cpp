@@ -285,3 +285,37 @@ TEST_CASE("a password refused by one node fails that node only, by a majority th
     CHECK(got.ec == errc::authentication_failed);
   }
 }
+
+TEST_CASE("an ACL user refused by one node fails that node only, by a majority the acquire",
+          "[integration][topology]") {
+  env e(5);
+  for (auto& admin : e.admin) {
+    REQUIRE(admin->command({"ACL", "SETUSER", "locker", "on", ">pw", "~*", "+@all"}).text == "OK");
+  }
+  auto config = e.config;
+  for (auto& node : config.nodes) {
+    node.username = "locker";
+    node.password = "pw";
+  }
+  SECTION("a wrong password on one node") {
+    config.nodes[1].password = "wrong";
+    redlock::client locks(e.io.get_executor(), config);
+    auto got = acquire(e.io, locks, "job", once());
+    INFO(describe_nodes(got.held));
+    REQUIRE_FALSE(got.ec);
+    wait_for_log(e.io, e.log, log_level::error, "connection set-up refused");
+    CHECK(e.log.count(log_level::error,
+                      fmt::format("node 127.0.0.1:{}: connection set-up refused: authentication",
+                                  e.nodes.node(1).port())) == 1);
+    CHECK(got.held.nodes()[1].state != status::acquired);
+    CHECK(e.key_everywhere_but(e.key("job"), got.held.token(), {1}));
+  }
+  SECTION("an unknown user on a majority") {
+    for (std::size_t i : {0, 2, 4}) config.nodes[i].username = "nobody";
+    redlock::client locks(e.io.get_executor(), config);
+    auto got = acquire(e.io, locks, "job", once());
+    INFO(describe_nodes(got.held));
+    CHECK(got.ec == errc::authentication_failed);
+    CHECK(e.key_nowhere(e.key("job")));
+  }
+}

@@ -257,6 +257,16 @@ TEST_CASE("failures decide the error only when they alone sink the round", "[uni
     REQUIRE(fsm.on_failed(2, errc::replica_node, t0) == state::failed);
     CHECK(fsm.error() == errc::replica_node);
   }
+  SECTION("certificates that do not verify on most failed nodes name the first cause") {
+    const redlock::error_code expired(10, redlock::tls_verify_category());
+    const redlock::error_code mismatch(62, redlock::tls_verify_category());
+    quorum_fsm fsm(5, rules_with_ttl(10000ms));
+    fsm.start(t0);
+    fsm.on_failed(0, errc::node_unavailable, t0);
+    fsm.on_failed(3, expired, t0);
+    REQUIRE(fsm.on_failed(4, mismatch, t0) == state::failed);
+    CHECK(fsm.error() == expired);
+  }
   SECTION("mixed failures are quorum unreachable") {
     quorum_fsm fsm(3, rules_with_ttl(10000ms));
     fsm.start(t0);
