@@ -43,6 +43,16 @@ struct options {
   milliseconds ttl{10'000};
   milliseconds warmup{1000};
   milliseconds hold{1};
+  /// "none", or "noop": an observer that does nothing, to price the hooks.
+  std::string observer = "none";
+};
+
+/// Overrides every hook with nothing: what installing an observer costs.
+struct noop_observer final : redlock::observer {
+  void on_operation(const redlock::operation_report&) override {}
+  void on_node_reply(const redlock::node_report&) override {}
+  void on_connection(std::size_t, std::string_view, redlock::connection_event,
+                     redlock::error_code) override {}
 };
 
 const char* name_of(workload w) {
@@ -84,6 +94,10 @@ void add_options(CLI::App& app, options& o) {
   args::add_duration(app, "--ttl", o.ttl, "TTL of each lock");
   args::add_duration(app, "--warmup", o.warmup, "Time before the measured period (not counted)");
   args::add_duration(app, "--hold", o.hold, "How long contention's holders keep the lock");
+  app.add_option("--observer", o.observer,
+                 "none, or noop: install an observer that does nothing (the hooks' cost)")
+      ->check(CLI::IsMember({"none", "noop"}))
+      ->capture_default_str();
 }
 
 /// What is wrong with the options taken together, if anything.
@@ -229,6 +243,7 @@ int main(int argc, char** argv) {
   // Figures are taken on nodes without AOF (scripts/cluster.sh's default);
   // the warning would only clutter the output.
   config.warn_without_aof = false;
+  if (opts.observer == "noop") config.observer = std::make_shared<noop_observer>();
 
   asio::io_context io(1);
   std::optional<redlock::client> locks;
@@ -289,12 +304,12 @@ int main(int argc, char** argv) {
                         static_cast<double>(r.cycles) / seconds, r.wait_ms.json(), r.overlaps);
   }
   fmt::print(
-      R"({{"workload":"{}","concurrency":{},"duration_s":{:.1f},"cycles":{},"cycles_per_s":{:.1f},)"
+      R"({{"workload":"{}","observer":"{}","concurrency":{},"duration_s":{:.1f},"cycles":{},"cycles_per_s":{:.1f},)"
       R"("acquire_ms":{},"release_ms":{},"errors":{},"client_cpu_s":{{"user":{:.3f},"system":{:.3f}}},)"
       R"("client_cpu_s_per_1000_cycles":{:.4f},"allocations_per_cycle":{:.1f},)"
       R"("max_rss_kb":{},"rss_kb_after_warmup":{},"rss_kb_end":{}{}}})"
       "\n",
-      name_of(opts.kind), opts.concurrency, seconds, r.cycles,
+      name_of(opts.kind), opts.observer, opts.concurrency, seconds, r.cycles,
       static_cast<double>(r.cycles) / seconds, r.acquire_ms.json(), r.release_ms.json(), r.errors,
       user, system, r.cycles == 0 ? 0.0 : (user + system) * 1000.0 / static_cast<double>(r.cycles),
       r.cycles == 0 ? 0.0 : static_cast<double>(allocations) / static_cast<double>(r.cycles),

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <stdexcept>
 #include <stop_token>
 #include <string>
@@ -16,6 +17,8 @@
 namespace redlock {
 
 using std::chrono::milliseconds;
+
+class observer;
 
 /// TLS towards a node (a Redis 6+ built with TLS, listening on --tls-port).
 /// Certificates are verified by default: the node's chain against the CA
@@ -197,6 +200,9 @@ struct client_config {
   /// "rediss://host:port" has TLS on with these settings).
   tls_config tls{};
   log_sink log{};
+  /// Hears about every operation, node answer, retry, wait, lost lock and
+  /// connection change (see observer.hpp); none by default.
+  std::shared_ptr<redlock::observer> observer{};
 };
 
 /// Thrown by the client's constructor for an invalid configuration; code()

@@ -9,6 +9,7 @@
 #include <redlock/keeper.hpp>
 #include <redlock/leader.hpp>
 #include <redlock/lock.hpp>
+#include <redlock/observer.hpp>
 #include <redlock/periodic.hpp>
 #include <redlock/run_exclusive.hpp>
 #include <redlock/status.hpp>

@@ -67,9 +67,11 @@ void acquire_op::execute(acquire_fsm::action next) {
     case kind::send_attempt:
       return send_attempt(next);
     case kind::undo:
+      last_failure_ = fsm_.round().error();
       return undo(std::move(next.undo));
     case kind::pause:
       arm_timer(next.at, next.timer_id);
+      if (auto* watching = nodes_->observer()) watching->on_wait(resource_name());
       if (next.wait_for_release) {
         wait_for_release();
         // Our own client released the key during the attempt, before we
@@ -104,11 +106,16 @@ void acquire_op::send_attempt(const acquire_fsm::action& next) {
   waiting_at_attempt_ = !waiters_.empty();
   token_ = make_token();
   attempt_start_ = clock::now();
+  if (auto* watching = nodes_->observer(); watching && attempt > 1) {
+    watching->on_retry(resource_name(), attempt, last_failure_);
+  }
   const auto command = acquire_command(keys_, token_, options_.ttl);
   auto self = shared_from_this();
   for (std::size_t i = 0; i < nodes_->size(); ++i) {
-    nodes_->node(i).send(command, [self, attempt, i](error_code ec, const reply& r) {
+    nodes_->node(i).send(command, [self, attempt, i, sent = attempt_start_](error_code ec,
+                                                                            const reply& r) {
       const auto v = acquire_vote(ec, r);
+      self->report_node(operation_kind::acquire, i, as_outcome(v), sent);
       if (self->completed()) {
         if (self->granted_ && attempt == self->fsm_.attempt() && v.what == vote::kind::refused) {
           self->granted_->held_elsewhere_on(i);
@@ -176,11 +183,16 @@ void acquire_op::stop_waiting() {
   }
 }
 
+std::string_view acquire_op::resource_name() const noexcept {
+  return resources_.empty() ? std::string_view() : std::string_view(resources_.front());
+}
+
 void acquire_op::finish(error_code ec) {
   if (completed()) return;
   timer_.cancel();
   stop_waiting();
   stop_.reset();
+  report_completion(operation_kind::acquire, resource_name(), ec, fsm_.attempt());
   if (ec) {
     complete(ec, lock_access::failed(fsm_.round().outcomes()));
     return;

@@ -39,6 +39,8 @@ class acquire_op final : public operation<acquire_op, error_code, redlock::lock>
   void wait_for_key(std::size_t k);
   void stop_waiting();
   void finish(error_code ec);
+  /// The first resource, for the observer.
+  std::string_view resource_name() const noexcept;
 
   std::vector<std::string> resources_;
   held_keys keys_;
@@ -46,6 +48,7 @@ class acquire_op final : public operation<acquire_op, error_code, redlock::lock>
   acquire_fsm fsm_;
   timer timer_;
   std::string token_;
+  error_code last_failure_{};  ///< Why the last attempt failed, for the observer.
   clock::time_point attempt_start_{};
   /// Registrations with the wakeup hub, one per key (0: none); empty if
   /// not waiting.

@@ -235,6 +235,10 @@ void connection::on_info_reply(error_code ec, const reply& r) {
 
 void connection::accepted() {
   checked();
+  if (settings_.watcher) {
+    settings_.watcher->on_connection(settings_.node_index, describe(), connection_event::connected,
+                                     {});
+  }
   if (state_ == state::handshaking) {
     passed_check_ = true;
     become_ready(false);
@@ -467,6 +471,12 @@ void connection::fail(error_code ec, bool logged) {
                   fmt::format("redlock: node {}: {}: {}", describe(),
                               state_ == state::connecting ? "cannot connect" : "connection lost",
                               ec.message()));
+  }
+  if (settings_.watcher) {
+    const bool could_vote = state_ == state::ready && !checking_;
+    settings_.watcher->on_connection(
+        settings_.node_index, describe(),
+        could_vote ? connection_event::disconnected : connection_event::failed, ec);
   }
   last_error_ = ec;
   ++consecutive_failures_;

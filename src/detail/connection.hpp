@@ -5,6 +5,7 @@
 #include <redlock/config.hpp>
 #include <redlock/detail/asio.hpp>
 #include <redlock/detail/unique_function.hpp>
+#include <redlock/observer.hpp>
 #include "detail/logger.hpp"
 #include "detail/reply.hpp"
 #include "detail/timer.hpp"
@@ -39,6 +40,8 @@ struct connection_settings {
   bool warn_without_aof = true;
   std::shared_ptr<server_registry> servers;
   std::size_t node_index = 0;  ///< This node's index in `servers`.
+  /// Told about connection changes (command connections only); may be null.
+  observer* watcher = nullptr;
 };
 
 /// Commands are written in the order send() is called and their replies
@@ -104,6 +107,8 @@ class connection : public std::enable_shared_from_this<connection> {
   void on_ready(unique_function<void()> handler);
 
   bool ready() const noexcept { return state_ == state::ready; }
+  /// "host:port", for logs and observers.
+  std::string endpoint() const { return describe(); }
   const node_config& node() const noexcept { return node_; }
 
  private:

@@ -53,10 +53,12 @@ void extend_op::run() {
   auto self = shared_from_this();
   const auto command = extend_command(state->keys, state->token, ttl_);
   for (std::size_t i = 0; i < nodes_->size(); ++i) {
-    nodes_->node(i).send(command, [self, i](error_code ec, const reply& r) {
+    nodes_->node(i).send(command, [self, i, start](error_code ec, const reply& r) {
+      const auto v = extend_vote(ec, r);
+      self->report_node(operation_kind::extend, i, as_outcome(v), start);
       if (self->completed()) return;
       self->refresh_never_holders();
-      self->decided(self->round_->on_vote(i, extend_vote(ec, r), clock::now()));
+      self->decided(self->round_->on_vote(i, v, clock::now()));
     });
   }
   timer_.expires_at(std::min(start + state->request_timeout_for(ttl_), deadline));
@@ -99,6 +101,8 @@ void extend_op::finish(error_code ec) {
   if (completed()) return;
   timer_.cancel();
   const auto& state = lock_access::state(held_);
+  report_completion(operation_kind::extend,
+                    state && !state->resources.empty() ? state->resources.front() : "", ec);
   // Same acquisition, this round's node outcomes (none if it never started).
   const bool ran = round_ && round_->current() != quorum_fsm::state::pending;
   complete(ec, state ? lock_access::make(state, ran ? round_->outcomes() : held_.nodes())

@@ -108,6 +108,10 @@ void keep_op::send_extension(milliseconds ttl) {
 void keep_op::signal(error_code reason) {
   reason_ = reason;
   lost_.store(true, std::memory_order_release);
+  if (auto* watching = nodes_->observer()) {
+    const auto& state = lock_access::state(held_);
+    watching->on_lock_lost(state->resources.empty() ? "" : state->resources.front(), reason);
+  }
   if (on_lost_) {
     boost::asio::post(nodes_->strand().get_inner_executor(),
                       [on_lost = std::move(on_lost_), reason] { on_lost(reason); });

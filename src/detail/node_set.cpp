@@ -33,6 +33,7 @@ node_set::node_set(boost::asio::any_io_executor executor, client_config config)
     settings.warn_without_aof = config_.warn_without_aof;
     settings.servers = servers;
     settings.node_index = i;
+    settings.watcher = config_.observer.get();
     connections_.push_back(std::make_shared<connection>(strand_, config_.nodes[i], settings));
   }
 }

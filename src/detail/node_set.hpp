@@ -10,6 +10,7 @@
 #include "detail/wakeup_hub.hpp"
 
 #include <redlock/config.hpp>
+#include <redlock/observer.hpp>
 
 #include <cstdint>
 #include <memory>
@@ -48,6 +49,8 @@ class node_set {
 
   strand_type& strand() noexcept { return strand_; }
   const client_config& config() const noexcept { return config_; }
+  /// The installed observer, or null.
+  redlock::observer* observer() const noexcept { return config_.observer.get(); }
   std::size_t size() const noexcept { return connections_.size(); }
   std::size_t quorum() const noexcept { return size() / 2 + 1; }
   connection& node(std::size_t i) noexcept { return *connections_[i]; }

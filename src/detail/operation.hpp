@@ -30,7 +30,8 @@ class operation : public registered_operation,
   /// launch() for a caller already on the strand (a keeper, whose
   /// extensions must go out inside its schedule's cork).
   void start_here() {
-    if (completed()) return;  // cancelled before it started
+    if (completed()) return;                          // cancelled before it started
+    if (nodes_->observer()) started_ = clock::now();  // no clock read for nobody
     nodes_->enroll(this);
     enrolled_ = true;
     if (nodes_->closed()) return abort();
@@ -68,9 +69,27 @@ class operation : public registered_operation,
     return true;
   }
 
+  /// Tells the observer, if any, that node `node` answered (or failed) a
+  /// request sent at `sent`.
+  void report_node(operation_kind kind, std::size_t node, node_outcome outcome,
+                   clock::time_point sent) const {
+    auto* watching = nodes_->observer();
+    if (!watching) return;
+    const auto endpoint = nodes_->node(node).endpoint();
+    watching->on_node_reply({kind, node, endpoint, outcome, clock::now() - sent});
+  }
+  /// Tells the observer, if any, that the operation completes with `result`.
+  void report_completion(operation_kind kind, std::string_view resource, error_code result,
+                         unsigned attempts = 1) const {
+    auto* watching = nodes_->observer();
+    if (!watching) return;
+    watching->on_operation({kind, resource, result, clock::now() - started_, attempts});
+  }
+
   std::shared_ptr<node_set> nodes_;
 
  private:
+  clock::time_point started_{};  ///< Read only when an observer is installed.
   completion<Results...> done_;
   bool enrolled_ = false;
 };

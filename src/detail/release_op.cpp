@@ -1,6 +1,7 @@
 #include "detail/release_op.hpp"
 
 #include "detail/commands.hpp"
+#include "detail/vote.hpp"
 
 #include <algorithm>
 
@@ -36,7 +37,13 @@ void release_op::run() {
     const corked batch(*nodes_);
     for (std::size_t i = 0; i < nodes_->size(); ++i) {
       nodes_->node(i).send(
-          command, [self](error_code ec, const reply& r) { self->on_reply(ec, r); }, retry_until);
+          command,
+          [self, i, now](error_code ec, const reply& r) {
+            const auto answer = delete_outcome(ec, r);
+            self->report_node(operation_kind::release, i, as_outcome(answer, ec), now);
+            self->on_reply(answer);
+          },
+          retry_until);
     }
     for (const auto& key : keys.keys) nodes_->wakeups().released_here(key);
   }
@@ -48,9 +55,9 @@ void release_op::run() {
   });
 }
 
-void release_op::on_reply(error_code ec, const reply& r) {
+void release_op::on_reply(deletion answer) {
   if (completed()) return;
-  switch (tally_.on_answer(delete_outcome(ec, r))) {
+  switch (tally_.on_answer(answer)) {
     case release_tally::verdict::pending:
       return;
     case release_tally::verdict::released:
@@ -69,8 +76,11 @@ void release_op::abort() { finish(boost::asio::error::operation_aborted); }
 void release_op::finish(error_code ec) {
   if (completed()) return;
   timer_.cancel();
+  const auto& state = lock_access::state(held_);
+  report_completion(operation_kind::release,
+                    state && !state->resources.empty() ? state->resources.front() : "", ec);
   if (ec == errc::lock_lost) {
-    if (const auto& state = lock_access::state(held_)) state->lost(clock::now());
+    if (state) state->lost(clock::now());
   }
   complete(ec, tally_.removed());
 }

@@ -6,6 +6,7 @@
 #include "detail/lock_state.hpp"
 #include "detail/operation.hpp"
 #include "detail/release_tally.hpp"
+#include "detail/vote.hpp"
 
 namespace redlock::detail {
 
@@ -18,7 +19,7 @@ class release_op final : public operation<release_op, error_code, std::size_t> {
  private:
   void run() override;
   void cancel() override;
-  void on_reply(error_code ec, const reply& r);
+  void on_reply(deletion answer);
   void finish(error_code ec);
 
   redlock::lock held_;

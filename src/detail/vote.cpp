@@ -31,4 +31,30 @@ deletion delete_outcome(error_code ec, const reply& r) noexcept {
   return deletion::unknown;
 }
 
+node_outcome as_outcome(const vote& v) noexcept {
+  using status = node_outcome::status;
+  switch (v.what) {
+    case vote::kind::granted:
+      return {status::acquired, {}};
+    case vote::kind::refused:
+      return {status::held_elsewhere, {}};
+    case vote::kind::failed:
+      break;
+  }
+  return {status::failed, v.error};
+}
+
+node_outcome as_outcome(deletion d, error_code ec) noexcept {
+  using status = node_outcome::status;
+  switch (d) {
+    case deletion::removed:
+      return {status::acquired, {}};
+    case deletion::absent:
+      return {status::held_elsewhere, {}};
+    case deletion::unknown:
+      break;
+  }
+  return {status::failed, ec ? ec : error_code(errc::server_error)};
+}
+
 }  // namespace redlock::detail

@@ -5,6 +5,7 @@
 #include "detail/reply.hpp"
 
 #include <redlock/error.hpp>
+#include <redlock/lock.hpp>
 
 namespace redlock::detail {
 
@@ -14,6 +15,8 @@ struct vote {
   error_code error{};  ///< Why, when failed.
 };
 
+/// A vote as the node outcome an observer is shown.
+node_outcome as_outcome(const vote& v) noexcept;
 /// SET ... NX PX: OK is granted, nil refused (held by another owner).
 vote acquire_vote(error_code ec, const reply& r) noexcept;
 /// The extend script: 1 granted, 0 refused (the key is not ours any more).
@@ -27,5 +30,9 @@ enum class deletion {
             ///< reconnect (its first copy may have deleted our key).
 };
 deletion delete_outcome(error_code ec, const reply& r) noexcept;
+/// A release's answer as the node outcome an observer is shown (removed:
+/// acquired, absent: held_elsewhere, unknown: failed with `ec`, or
+/// server_error when the node answered something else).
+node_outcome as_outcome(deletion d, error_code ec) noexcept;
 
 }  // namespace redlock::detail
