@@ -119,9 +119,9 @@ run_stage() {
   summary+=("$result")
 }
 
-# The fault-schedule runs, plans and negative controls: the default stage runs
-# them, the others skip them.
-torture_runs=(-E "^torture: (short schedule|detects|safe|negative control)")
+# The fault-schedule runs, plans and negative controls, and the package
+# builds (tests/package): the default stage runs them, the others skip them.
+torture_runs=(-E "^(torture: (short schedule|detects|safe|negative control)|package: )")
 
 # Unity builds (each target's sources compiled a few at a time as one file)
 # halve the build time that dominates every stage: Asio's templates are
@@ -132,20 +132,29 @@ stage_ctest_args=()
 stage_check=
 run_stage default build -- "${unity[@]}"
 
+# run_script NAME COMMAND...: a stage that is one script, not a build.
+run_script() {
+  local name=$1 start=$SECONDS
+  shift
+  echo "=== stage $name ==="
+  if "$@"; then
+    summary+=("PASS  $name ($((SECONDS - start)) s)")
+  else
+    summary+=("FAIL  $name: $(basename "$1") ($((SECONDS - start)) s)")
+    failed=1
+  fi
+}
+
 # libFuzzer (clang): the saved crash inputs, then each target briefly
 # (scripts/fuzz.sh SECONDS runs them longer).
 if [[ "${REDLOCK_FUZZ:-1}" != 0 ]]; then
-  start=$SECONDS
-  echo "=== stage fuzz ==="
-  if "$root/scripts/fuzz.sh" "${REDLOCK_FUZZ_SECONDS:-10}"; then
-    summary+=("PASS  fuzz ($((SECONDS - start)) s)")
-  else
-    summary+=("FAIL  fuzz ($((SECONDS - start)) s)")
-    failed=1
-  fi
+  run_script fuzz "$root/scripts/fuzz.sh" "${REDLOCK_FUZZ_SECONDS:-10}"
 else
   summary+=("SKIP  fuzz (REDLOCK_FUZZ=0)")
 fi
+
+# The API reference: Doxygen must find every public entity documented.
+run_script docs "$root/scripts/docs.sh" "$root/build-docs"
 
 # Under sanitizers and Boost 1.81: every unit and integration test and the
 # checker's tests, but not the long fault-schedule runs (they ran in the

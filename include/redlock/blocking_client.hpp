@@ -36,25 +36,32 @@ class scoped_lock {
   /// Releases, waiting for the release; errors are not reported (a key the
   /// release could not reach expires with its TTL).
   ~scoped_lock();
+  /// Takes `other`'s lock (and keeper); `other` owns nothing afterwards.
   scoped_lock(scoped_lock&& other) noexcept;
   /// Releases what this one held, then takes `other`'s.
   scoped_lock& operator=(scoped_lock&& other) noexcept;
   scoped_lock(const scoped_lock&) = delete;
   scoped_lock& operator=(const scoped_lock&) = delete;
 
+  /// True until released (or moved from).
   bool owns_lock() const noexcept { return !kept_.empty(); }
+  /// The lock, kept extended: its validity moves with every extension.
   const lock& held() const noexcept { return kept_.held(); }
   /// The lost-lock signal (see keeper): fired, its reason, and the token
   /// requested when it fires.
   bool lost() const noexcept { return kept_.lost(); }
+  /// Why the signal fired (see keep_options); empty while it has not.
   error_code lost_reason() const noexcept { return kept_.lost_reason(); }
+  /// Stop requested when the lost-lock signal fires: pass it to the work.
   std::stop_token stop_token() const noexcept { return kept_.stop_token(); }
+  /// The keeper that extends the lock, for async_wait_lost and the rest.
   keeper& kept() noexcept { return kept_; }
 
   /// Releases now (see client::async_release); returns the number of nodes
   /// the key was removed from. Throws boost::system::system_error on
   /// failure, errc::lock_lost included. Afterwards owns_lock() is false.
   std::size_t release();
+  /// As release(), but sets `ec` instead of throwing.
   std::size_t release(error_code& ec);
 
  private:
@@ -72,6 +79,8 @@ class scoped_lock {
 /// boost::system::system_error on failure.
 class blocking_client {
  public:
+  /// Starts a client on its own io_context thread; throws config_error as
+  /// client's constructor does.
   explicit blocking_client(client_config config);
   ~blocking_client();
   blocking_client(const blocking_client&) = delete;
@@ -85,6 +94,7 @@ class blocking_client {
   /// See client::async_acquire_all: several resources as one lock. Throws
   /// (errc::not_acquired included), or sets `ec` and returns an empty lock.
   lock acquire_all(std::vector<std::string> resources, const lock_options& options = {});
+  /// As acquire_all() above, but sets `ec` instead of throwing.
   lock acquire_all(std::vector<std::string> resources, const lock_options& options, error_code& ec);
   /// Returns no lock when the resource is held by someone else
   /// (errc::not_acquired, an expected outcome); throws on any other failure.
@@ -156,6 +166,7 @@ class blocking_client {
       return result;
     }
   }
+  /// run_exclusive() with default lock and keep options.
   template <class Fn>
   auto run_exclusive(std::string resource, Fn&& fn) {
     return run_exclusive(std::move(resource), lock_options{}, keep_options{}, std::forward<Fn>(fn));
@@ -165,12 +176,14 @@ class blocking_client {
   /// removed from. Throws on failure, errc::lock_lost included (the lock had
   /// lapsed before the release).
   std::size_t release(const lock& held);
+  /// As release() above, but sets `ec` instead of throwing.
   std::size_t release(const lock& held, error_code& ec);
 
   /// See client::async_extend; returns the same lock with its new validity.
   /// On failure the returned lock (the error_code form) is still the same
   /// acquisition, with an honest validity, so it can be released.
   lock extend(const lock& held, milliseconds ttl);
+  /// As extend() above, but sets `ec` instead of throwing.
   lock extend(const lock& held, milliseconds ttl, error_code& ec);
 
   /// The asynchronous client underneath, for mixing styles.

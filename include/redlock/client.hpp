@@ -33,6 +33,7 @@ class keeper;
 /// the client that acquired it: extend and release it through that client.
 class client {
  public:
+  /// Where handlers run when their completion token names no executor.
   using executor_type = boost::asio::any_io_executor;
 
   /// Validates `config` (throws config_error naming the problem), logs a
@@ -42,6 +43,7 @@ class client {
   client(const client&) = delete;
   client& operator=(const client&) = delete;
 
+  /// The executor the client was made with.
   executor_type get_executor() const noexcept { return executor_; }
 
   /// Closes the connections; pending and later operations complete with
@@ -53,6 +55,7 @@ class client {
   /// TTL. After that the client leaves no work on the executor
   /// (io_context::run() can return).
   void close();
+  /// The configuration in use (TLS settings merged into each node).
   const client_config& config() const noexcept;
   /// floor(N/2)+1 of the configured N.
   std::size_t quorum() const noexcept;

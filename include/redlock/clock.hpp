@@ -10,12 +10,13 @@ namespace redlock {
 /// out in Redis during a suspend, so ours must too; steady_clock would stop.
 /// Never wall-clock time, which can jump.
 struct clock {
-  using duration = std::chrono::nanoseconds;
-  using rep = duration::rep;
-  using period = duration::period;
-  using time_point = std::chrono::time_point<clock>;
-  static constexpr bool is_steady = true;
+  using duration = std::chrono::nanoseconds;          ///< Nanoseconds.
+  using rep = duration::rep;                          ///< As std::chrono requires.
+  using period = duration::period;                    ///< As std::chrono requires.
+  using time_point = std::chrono::time_point<clock>;  ///< A point on this clock.
+  static constexpr bool is_steady = true;             ///< It never goes back.
 
+  /// CLOCK_BOOTTIME now.
   static time_point now() noexcept;
 };
 

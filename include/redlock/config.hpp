@@ -25,7 +25,7 @@ class observer;
 /// files (or the system's trust store when none is given) and its name
 /// against server_name, or else the node's host (DNS name or IP address).
 struct tls_config {
-  bool enabled = false;
+  bool enabled = false;     ///< TLS on.
   std::string ca_file;      ///< PEM file of trusted CAs.
   std::string ca_dir;       ///< Directory of trusted CAs (c_rehash layout).
   std::string cert_file;    ///< Client certificate chain (PEM), for mutual TLS.
@@ -38,11 +38,11 @@ struct tls_config {
 
 /// One independent Redis master.
 struct node_config {
-  std::string host = "127.0.0.1";
-  std::uint16_t port = 6379;
-  std::string username;  ///< ACL user; empty means AUTH with the password only.
-  std::string password;  ///< Empty means no AUTH.
-  int database = 0;      ///< SELECTed after connecting when not 0.
+  std::string host = "127.0.0.1";  ///< DNS name or IP address.
+  std::uint16_t port = 6379;       ///< TCP port (the TLS port when TLS is on).
+  std::string username;            ///< ACL user; empty means AUTH with the password only.
+  std::string password;            ///< Empty means no AUTH.
+  int database = 0;                ///< SELECTed after connecting when not 0.
   /// TLS for this node; its empty fields are taken from client_config::tls,
   /// and client_config::tls.enabled turns it on for every node.
   tls_config tls{};
@@ -50,17 +50,21 @@ struct node_config {
 
 /// Capped exponential backoff with jitter, used to reconnect to a node.
 struct reconnect_policy {
-  milliseconds initial_delay{50};
-  milliseconds max_delay{2000};
-  double jitter = 0.5;  ///< Fraction of the delay that is randomised, in [0, 1].
+  milliseconds initial_delay{50};  ///< Delay before the first reconnect.
+  milliseconds max_delay{2000};    ///< Cap of the doubling delay.
+  double jitter = 0.5;             ///< Fraction of the delay that is randomised, in [0, 1].
 };
 
 /// How a failed acquire is retried. Every failed attempt is first released on
 /// all nodes; the next attempt starts after a randomised delay.
 struct retry_policy {
-  enum class backoff { fixed, exponential };
+  /// How the delay between attempts grows.
+  enum class backoff {
+    fixed,        ///< base_delay every time.
+    exponential,  ///< base_delay doubled per attempt, at most max_delay.
+  };
 
-  backoff mode = backoff::fixed;
+  backoff mode = backoff::fixed;  ///< Fixed or exponential delays.
   /// Attempts in all, the first one included; 0 means no limit other than the
   /// caller's wait deadline (lock_options::wait_timeout).
   unsigned max_attempts = 3;
@@ -77,9 +81,12 @@ struct retry_policy {
   static retry_policy try_once() {
     return {backoff::fixed, 1, milliseconds{0}, milliseconds{0}, 0.0, false};
   }
+  /// `attempts` in all (0: until the wait timeout), `delay` apart.
   static retry_policy fixed(milliseconds delay, unsigned attempts, double jitter = 0.5) {
     return {backoff::fixed, attempts, delay, delay, jitter, true};
   }
+  /// `attempts` in all (0: until the wait timeout), `base` apart at first,
+  /// doubling up to `cap`.
   static retry_policy exponential(milliseconds base, milliseconds cap, unsigned attempts,
                                   double jitter = 0.5) {
     return {backoff::exponential, attempts, base, cap, jitter, true};
@@ -96,7 +103,7 @@ struct lock_options {
   /// Success needs at least this much validity left when the quorum is reached
   /// (and always more than zero).
   milliseconds min_validity{0};
-  retry_policy retry{};
+  retry_policy retry{};  ///< How a failed attempt is retried.
   /// Give up once this much time has passed since the call; 0 means no limit
   /// other than retry.max_attempts. No attempt starts after it; while the
   /// resource is held elsewhere (and retry.wake_on_release), the acquire
@@ -175,17 +182,18 @@ inline constexpr std::size_t max_resources = 256;
 
 /// Configuration of a client.
 struct client_config {
-  std::vector<node_config> nodes;
+  std::vector<node_config> nodes;  ///< The N independent masters (odd, at least 3).
   /// Prepended to every resource name: the key in Redis is prefix + resource.
   std::string key_prefix;
   /// Clock drift allowance: drift = ttl * drift_factor + 2 ms.
   double drift_factor = 0.01;
+  /// Bounds a connection's set-up: connect, TLS, AUTH/SELECT, the first check.
   milliseconds connect_timeout{1000};
   /// A node that owes replies and sends nothing for this long is
   /// disconnected and reconnected, so a silent network partition cannot
   /// hold commands (and the connection) forever.
   milliseconds stall_timeout{3000};
-  reconnect_policy reconnect{};
+  reconnect_policy reconnect{};  ///< Backoff between reconnects to a node.
   /// Each node is checked with INFO when it connects: a replica, a node in
   /// cluster mode, or a server already connected as another node is
   /// refused (its operations fail with errc::replica_node,
@@ -199,7 +207,7 @@ struct client_config {
   /// a node's own non-empty fields override these (a node listed as
   /// "rediss://host:port" has TLS on with these settings).
   tls_config tls{};
-  log_sink log{};
+  log_sink log{};  ///< Where log lines go; empty: warnings and errors to stderr.
   /// Hears about every operation, node answer, retry, wait, lost lock and
   /// connection change (see observer.hpp); none by default.
   std::shared_ptr<redlock::observer> observer{};
@@ -209,7 +217,9 @@ struct client_config {
 /// says which rule was broken, what() also names the offending node.
 class config_error : public std::invalid_argument {
  public:
+  /// `what` names the problem and the node.
   config_error(errc code, const std::string& what) : std::invalid_argument(what), code_(code) {}
+  /// The rule that was broken.
   error_code code() const noexcept { return make_error_code(code_); }
 
  private:

@@ -47,6 +47,7 @@ class keep_op;
 /// errc::connection_closed).
 class keeper {
  public:
+  /// The client's executor: where the keeper's handlers run by default.
   using executor_type = boost::asio::any_io_executor;
 
   /// Empty: keeps nothing.
@@ -59,12 +60,14 @@ class keeper {
   keeper(client& owner, lock held, keep_options options = {});
   /// Stops keeping (does not release).
   ~keeper();
+  /// Takes over `other`'s lock; `other` keeps nothing afterwards.
   keeper(keeper&& other) noexcept = default;
   /// Stops keeping the lock this keeper had, then takes `other`'s.
   keeper& operator=(keeper&& other) noexcept;
   keeper(const keeper&) = delete;
   keeper& operator=(const keeper&) = delete;
 
+  /// Keeps nothing (default-made or moved from).
   bool empty() const noexcept { return op_ == nullptr; }
   /// The kept lock: a copy of the handle, whose validity moves with every
   /// extension.

@@ -18,6 +18,7 @@ namespace detail {
 class campaign;
 }
 
+/// How a leader_election campaigns and keeps leadership.
 struct campaign_options {
   /// TTL and timeouts of the lock that stands for leadership. Its retry
   /// delays pace the campaign (a follower also tries again as soon as the
@@ -48,7 +49,10 @@ struct campaign_options {
 /// Leadership is exactly as safe as the lock: see docs/safety.md.
 class leader_election {
  public:
+  /// Called when elected: the lock that stands for leadership, and a token
+  /// stopped when the term ends.
   using elected_handler = std::function<void(const lock& held, std::stop_token term)>;
+  /// Called when leadership is lost, with the lost-lock signal's reason.
   using lost_handler = std::function<void(error_code reason)>;
 
   /// Throws boost::system::system_error with errc::empty_resource or

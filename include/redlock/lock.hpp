@@ -19,14 +19,15 @@ struct lock_access;
 
 /// What one node said to the last operation on a lock.
 struct node_outcome {
+  /// What the node said.
   enum class status : std::uint8_t {
     pending,         ///< No answer yet when the operation completed (it did not wait).
     acquired,        ///< The node holds the key with our token.
     held_elsewhere,  ///< The key exists with another owner's token (or, for an extend, not ours).
     failed,          ///< Timeout, connection or server error: see `error`.
   };
-  status state = status::pending;
-  error_code error{};
+  status state = status::pending;  ///< What the node said.
+  error_code error{};              ///< Why, when failed.
 };
 
 /// One acquisition of a resource, as the library knows it.

@@ -18,7 +18,7 @@ std::string_view to_string(operation_kind kind) noexcept;
 
 /// One operation, when its handler is about to be called.
 struct operation_report {
-  operation_kind kind;
+  operation_kind kind;  ///< Which operation.
   /// The resource (the first one of a multi-resource acquire).
   std::string_view resource;
   error_code result;                 ///< What the handler gets.
@@ -29,7 +29,7 @@ struct operation_report {
 /// One node's answer to one request of an operation (also a late one, after
 /// the operation completed), or its failure.
 struct node_report {
-  operation_kind kind;
+  operation_kind kind;        ///< The operation the request belonged to.
   std::size_t node;           ///< Index in client_config::nodes.
   std::string_view endpoint;  ///< "host:port".
   /// acquired: granted (or deleted, for a release); held_elsewhere: refused
@@ -78,9 +78,9 @@ class observer {
                              connection_event /*event*/, error_code /*error*/) {}
 
  protected:
-  observer() = default;
-  observer(const observer&) = default;
-  observer& operator=(const observer&) = default;
+  observer() = default;                            ///< For derived classes.
+  observer(const observer&) = default;             ///< For derived classes.
+  observer& operator=(const observer&) = default;  ///< For derived classes.
 };
 
 }  // namespace redlock

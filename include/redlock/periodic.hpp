@@ -47,8 +47,9 @@ class schedule {
   std::vector<std::chrono::minutes> times_of_day_;  ///< Sorted; used when interval_ is 0.
 };
 
+/// How a periodic job runs: when, and under which locks.
 struct periodic_options {
-  schedule when = schedule::every(std::chrono::minutes(1));
+  schedule when = schedule::every(std::chrono::minutes(1));  ///< The due times.
   /// The most the wall clocks of any two instances may differ. An instance
   /// claims a due time only within this long (plus the request timeout, for
   /// a late timer) after it by its own clock; the claim lives long enough
@@ -58,7 +59,7 @@ struct periodic_options {
   /// The run lock (held, kept extended, while the job runs): its TTL bounds
   /// how long a crashed run blocks the next one. Retries are ignored.
   lock_options lock{};
-  keep_options keep{};
+  keep_options keep{};  ///< How the run lock is kept extended while the job runs.
   /// This instance reads its wall clock as system_clock + clock_offset (the
   /// tests simulate instances with skewed clocks with it).
   milliseconds clock_offset{0};
@@ -66,7 +67,7 @@ struct periodic_options {
 
 /// One due time of a periodic job.
 struct occurrence {
-  wall_clock::time_point due;
+  wall_clock::time_point due;  ///< The due time, on the wall clock.
   /// The key suffix of this due time's claim: milliseconds since the epoch.
   std::string id;
 };

@@ -3,6 +3,9 @@
 // operation built in src/.
 #pragma once
 
+// Included at the end of <redlock/client.hpp>; on its own it brings that in.
+#include <redlock/client.hpp>
+
 namespace redlock {
 
 template <class CompletionToken>

@@ -1,6 +1,9 @@
 // Template members of redlock::keeper.
 #pragma once
 
+// Included at the end of <redlock/keeper.hpp>; on its own it brings that in.
+#include <redlock/keeper.hpp>
+
 #include <boost/system/system_error.hpp>
 
 namespace redlock {

@@ -1,0 +1,24 @@
+// Uses the library as an application would, without a Redis server: a
+// configuration from an endpoint list, its validation, a client that is
+// made and closed, and an error code's message.
+#include <redlock/redlock.hpp>
+
+#include <boost/asio/io_context.hpp>
+
+#include <iostream>
+
+int main() {
+  redlock::client_config config;
+  config.nodes = redlock::parse_nodes("127.0.0.1:7001,127.0.0.1:7002,rediss://localhost:7003");
+  config.log = [](redlock::log_level, std::string_view) {};
+  const auto warnings = redlock::validate(config);
+  boost::asio::io_context io;
+  {
+    redlock::client locks(io.get_executor(), config);
+    std::cout << "quorum " << locks.quorum() << " of " << config.nodes.size() << '\n';
+    locks.close();
+  }
+  io.run();
+  std::cout << redlock::make_error_code(redlock::errc::not_acquired).message() << '\n';
+  return warnings.empty() ? 0 : 1;
+}
