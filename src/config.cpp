@@ -113,13 +113,16 @@ std::vector<std::string> validate(const client_config& config) {
                     config.drift_factor));
   }
   const auto& reconnect = config.reconnect;
-  if (reconnect.initial_delay.count() <= 0 || reconnect.max_delay < reconnect.initial_delay ||
-      !(reconnect.jitter >= 0.0 && reconnect.jitter <= 1.0) ||
-      config.connect_timeout.count() <= 0 || config.stall_timeout.count() <= 0) {
+  const auto positive = [](milliseconds d) { return d.count() > 0 && d <= max_duration; };
+  if (!positive(reconnect.initial_delay) || !positive(reconnect.max_delay) ||
+      reconnect.max_delay < reconnect.initial_delay ||
+      !(reconnect.jitter >= 0.0 && reconnect.jitter <= 1.0) || !positive(config.connect_timeout) ||
+      !positive(config.stall_timeout)) {
     throw config_error(
         errc::invalid_retry_policy,
         "redlock: invalid configuration: connect_timeout, stall_timeout and reconnect "
-        "delays must be positive, initial_delay <= max_delay, jitter in [0, 1]");
+        "delays must be positive and at most 365 days, initial_delay <= max_delay, jitter in "
+        "[0, 1]");
   }
 
   std::vector<std::string> warnings;
@@ -145,16 +148,18 @@ milliseconds effective_request_timeout(const lock_options& options) noexcept {
 
 error_code validate(std::string_view resource, const lock_options& options, double drift_factor) {
   if (resource.empty()) return errc::empty_resource;
-  if (options.ttl.count() <= 0) return errc::invalid_ttl;
+  if (options.ttl.count() <= 0 || options.ttl > max_duration) return errc::invalid_ttl;
   if (options.ttl <= detail::drift_allowance(options.ttl, drift_factor))
     return errc::ttl_within_drift;
   if (options.request_timeout.count() < 0 || options.request_timeout >= options.ttl) {
     return errc::invalid_request_timeout;
   }
   const auto& retry = options.retry;
-  if (retry.base_delay.count() < 0 || retry.max_delay.count() < 0 ||
+  const auto in_range = [](milliseconds d) { return d.count() >= 0 && d <= max_duration; };
+  if (!in_range(retry.base_delay) || !in_range(retry.max_delay) ||
+      !in_range(options.wait_timeout) ||
       (retry.mode == retry_policy::backoff::exponential && retry.base_delay > retry.max_delay) ||
-      !(retry.jitter >= 0.0 && retry.jitter <= 1.0) || options.wait_timeout.count() < 0) {
+      !(retry.jitter >= 0.0 && retry.jitter <= 1.0)) {
     return errc::invalid_retry_policy;
   }
   if (options.min_validity.count() < 0 || options.min_validity >= options.ttl) {

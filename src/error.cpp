@@ -53,7 +53,7 @@ class redlock_category final : public boost::system::error_category {
       case errc::empty_resource:
         return "invalid argument: the resource name is empty";
       case errc::invalid_ttl:
-        return "invalid argument: the TTL must be positive";
+        return "invalid argument: the TTL must be positive and at most 365 days";
       case errc::ttl_within_drift:
         return "invalid argument: the TTL must be larger than the clock-drift allowance (ttl * "
                "drift_factor + 2 ms)";
@@ -62,8 +62,8 @@ class redlock_category final : public boost::system::error_category {
       case errc::invalid_drift_factor:
         return "invalid argument: the drift factor must be in [0, 1)";
       case errc::invalid_retry_policy:
-        return "invalid argument: retry and wait delays must be non-negative, base_delay <= "
-               "max_delay, jitter in [0, 1]";
+        return "invalid argument: retry and wait delays must be non-negative and at most 365 "
+               "days, base_delay <= max_delay, jitter in [0, 1]";
       case errc::invalid_min_validity:
         return "invalid argument: min_validity must be non-negative and smaller than the TTL";
       case errc::invalid_keep_options:

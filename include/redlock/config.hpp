@@ -173,6 +173,12 @@ enum class log_level { debug, info, warning, error };
 /// to stderr.
 using log_sink = std::function<void(log_level, std::string_view)>;
 
+/// The longest TTL, timeout or delay accepted: longer ones are refused
+/// (errc::invalid_ttl, errc::invalid_retry_policy, config_error) rather than
+/// overflowing the clocks they are added to. A lock held that long after
+/// its holder crashed would be an outage, not a lock.
+inline constexpr milliseconds max_duration = std::chrono::hours(24 * 365);
+
 /// The most nodes a client may have (per-node facts of a lock fit one word).
 inline constexpr std::size_t max_nodes = 64;
 /// The most resources one acquire_all takes: its script runs on each node

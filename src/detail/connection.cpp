@@ -48,7 +48,7 @@ connection::connection(strand_type strand, node_config node, connection_settings
 connection::~connection() = default;
 
 boost::asio::ip::tcp::socket& connection::lowest_layer() noexcept {
-  return tls_ ? tls_->next_layer() : socket_;
+  return tls_ ? tls_->stream.next_layer() : socket_;
 }
 
 std::string connection::describe() const { return fmt::format("{}:{}", node_.host, node_.port); }
@@ -80,8 +80,12 @@ void connection::connect() {
         if (tls_context_) {
           // A TLS session cannot be reused after its socket closed: a new
           // stream per connection, kept alive by its pending operations.
-          tls_ = std::make_shared<tls_stream>(strand_, *tls_context_);
-          if (const auto bad = prepare_tls_stream(*tls_, node_.tls, node_.host)) return fail(bad);
+          // Streams whose operations have all completed can go now.
+          std::erase_if(retired_tls_, [](const auto& slot) { return slot->pending == 0; });
+          tls_ = std::make_unique<tls_slot>(strand_, *tls_context_);
+          if (const auto bad = prepare_tls_stream(tls_->stream, node_.tls, node_.host)) {
+            return fail(bad);
+          }
         }
         boost::asio::async_connect(
             lowest_layer(), endpoints,
@@ -96,20 +100,25 @@ void connection::connect() {
 
 void connection::tls_handshake() {
   const auto generation = generation_;
-  tls_->async_handshake(boost::asio::ssl::stream_base::client, [this, self = shared_from_this(),
-                                                                stream = tls_,
-                                                                generation](error_code ec) {
-    if (generation != generation_ || state_ != state::connecting) return;
-    if (ec) {
-      ec = tls_handshake_error(*stream, ec);
-      if (consecutive_failures_ == 0 || ec != last_error_) {
-        settings_.log(log_level::error, fmt::format("redlock: node {}: TLS handshake failed: {}",
-                                                    describe(), ec.message()));
-      }
-      return fail(ec, true);
-    }
-    on_connected();
-  });
+  auto* slot = tls_.get();
+  ++slot->pending;
+  slot->stream.async_handshake(boost::asio::ssl::stream_base::client,
+                               [this, self = shared_from_this(), slot, generation](error_code ec) {
+                                 --slot->pending;
+                                 if (generation != generation_ || state_ != state::connecting)
+                                   return;
+                                 if (ec) {
+                                   ec = tls_handshake_error(slot->stream, ec);
+                                   if (consecutive_failures_ == 0 || ec != last_error_) {
+                                     settings_.log(
+                                         log_level::error,
+                                         fmt::format("redlock: node {}: TLS handshake failed: {}",
+                                                     describe(), ec.message()));
+                                   }
+                                   return fail(ec, true);
+                                 }
+                                 on_connected();
+                               });
 }
 
 void connection::on_connected() {
@@ -361,44 +370,47 @@ void connection::write() {
   written_ = awaiting_reply_.size();  // every command queued so far may now run
   const auto generation = generation_;
   with_stream([&](auto& stream) {
-    boost::asio::async_write(
-        stream, boost::asio::buffer(writing_),
-        [this, self = shared_from_this(), keep = tls_, generation](error_code ec, std::size_t) {
-          if (generation != generation_) return;
-          write_in_flight_ = false;
-          if (state_ == state::closed) {
-            // Flushing after shutdown(): close once everything is written.
-            if (ec) return drop_socket();
-            if (!pending_output_.empty()) return write();
-            // All out: tell the node, and close once it has answered and
-            // closed its side (reading on, so that unread replies do not make
-            // our close a reset that could discard what we wrote).
-            error_code ignored;
-            lowest_layer().shutdown(boost::asio::ip::tcp::socket::shutdown_send, ignored);
-            return;
-          }
-          if (ec) return fail(ec);
-          if (!pending_output_.empty() && corked_ == 0) write();
-        });
+    boost::asio::async_write(stream, boost::asio::buffer(writing_),
+                             [this, self = shared_from_this(), slot = started_on_tls(), generation](
+                                 error_code ec, std::size_t) {
+                               if (slot) --slot->pending;
+                               if (generation != generation_) return;
+                               write_in_flight_ = false;
+                               if (state_ == state::closed) {
+                                 // Flushing after shutdown(): close once everything is written.
+                                 if (ec) return drop_socket();
+                                 if (!pending_output_.empty()) return write();
+                                 // All out: tell the node, and close once it has answered and
+                                 // closed its side (reading on, so that unread replies do not make
+                                 // our close a reset that could discard what we wrote).
+                                 error_code ignored;
+                                 lowest_layer().shutdown(
+                                     boost::asio::ip::tcp::socket::shutdown_send, ignored);
+                                 return;
+                               }
+                               if (ec) return fail(ec);
+                               if (!pending_output_.empty() && corked_ == 0) write();
+                             });
   });
 }
 
 void connection::read() {
   const auto generation = generation_;
   with_stream([&](auto& stream) {
-    stream.async_read_some(
-        boost::asio::buffer(read_buffer_),
-        [this, self = shared_from_this(), keep = tls_, generation](error_code ec, std::size_t n) {
-          if (generation != generation_) return;
-          if (state_ == state::closed) {
-            // Flushing after shutdown(): the replies are nobody's; the node
-            // closing its side ends it.
-            if (ec) return drop_socket();
-            return read();
-          }
-          if (ec) return fail(ec);
-          on_read(n);
-        });
+    stream.async_read_some(boost::asio::buffer(read_buffer_),
+                           [this, self = shared_from_this(), slot = started_on_tls(), generation](
+                               error_code ec, std::size_t n) {
+                             if (slot) --slot->pending;
+                             if (generation != generation_) return;
+                             if (state_ == state::closed) {
+                               // Flushing after shutdown(): the replies are nobody's; the node
+                               // closing its side ends it.
+                               if (ec) return drop_socket();
+                               return read();
+                             }
+                             if (ec) return fail(ec);
+                             on_read(n);
+                           });
   });
 }
 
@@ -534,7 +546,9 @@ void connection::drop_socket() {
   ++generation_;  // handlers of this socket's operations now do nothing
   error_code ignored;
   lowest_layer().close(ignored);
-  tls_.reset();  // its pending operations hold it until they complete
+  // Its operations, cancelled by the close, still refer to it: it is kept
+  // until they have completed (connect() lets it go then).
+  if (tls_) retired_tls_.push_back(std::move(tls_));
   resolver_.cancel();
   connect_timer_.cancel();
   stall_timer_.cancel();

@@ -143,7 +143,7 @@ class connection : public std::enable_shared_from_this<connection> {
   template <class Op>
   void with_stream(Op&& op) {
     if (tls_) {
-      op(*tls_);
+      op(tls_->stream);
     } else {
       op(socket_);
     }
@@ -177,7 +177,22 @@ class connection : public std::enable_shared_from_this<connection> {
   boost::asio::ip::tcp::resolver resolver_;
   boost::asio::ip::tcp::socket socket_;                     ///< Unused with TLS.
   std::shared_ptr<boost::asio::ssl::context> tls_context_;  ///< Null: plain TCP.
-  std::shared_ptr<tls_stream> tls_;  ///< This connection's TLS stream (its own socket).
+  /// A TLS stream (with its own socket) and how many of its operations are
+  /// still to complete: it must outlive them.
+  struct tls_slot {
+    tls_slot(strand_type strand, boost::asio::ssl::context& context) : stream(strand, context) {}
+    tls_stream stream;
+    unsigned pending = 0;
+  };
+  /// Counts an operation about to start on the current TLS stream, if any;
+  /// its handler gives the count back.
+  tls_slot* started_on_tls() noexcept {
+    if (tls_) ++tls_->pending;
+    return tls_.get();
+  }
+  std::unique_ptr<tls_slot> tls_;  ///< This connection's TLS stream; null: plain TCP.
+  /// Streams of dropped connections whose operations have not all completed.
+  std::vector<std::unique_ptr<tls_slot>> retired_tls_;
   timer connect_timer_;
   timer reconnect_timer_;
   timer stall_timer_;

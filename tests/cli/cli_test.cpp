@@ -653,6 +653,20 @@ TEST_CASE("cli over TLS: --tls and rediss:// nodes, a CA we do not trust, --tls-
   CHECK_THAT(insecure.err, Catch::Contains("TLS without certificate verification"));
 }
 
+TEST_CASE("cli with hosts that do not resolve and ports that refuse: exit 4, each node named",
+          "[cli]") {
+  const auto refusing = test::find_free_port();
+  const auto nodes =
+      fmt::format("no-such-host.invalid:6379,127.0.0.1:{},no-such-host-2.invalid:6379", refusing);
+  const auto done = run_cli({"--nodes", nodes, "acquire", "-n", "job"}, {}, 30s);
+  CHECK(done.status == 4);
+  CHECK(done.out.empty());
+  CHECK_THAT(done.err, Catch::Contains("no-such-host.invalid:6379"));
+  CHECK_THAT(done.err, Catch::Contains(fmt::format("127.0.0.1:{}: cannot connect: Connection "
+                                                   "refused",
+                                                   refusing)));
+}
+
 TEST_CASE("cli usage errors exit 2 with one line naming the argument", "[cli][usage]") {
   struct bad_call {
     std::vector<std::string> arguments;
@@ -698,6 +712,10 @@ TEST_CASE("cli usage errors exit 2 with one line naming the argument", "[cli][us
       {{"--nodes", three, "lock"}, "unknown command 'lock'"},
       {{"--nodes", three, "--nodes", three, "status", "job"}, "--nodes"},
       {{"--nodes", "rediss://localhost", "status", "job"}, "--nodes"},
+      {{"--nodes", three, "acquire", "--ttl", "10000h", "job"}, "--ttl"},
+      {{"--nodes", three, "--connect-timeout", "10000h", "status", "job"}, "--connect-timeout"},
+      {{"--nodes", three, "--connect-timeout", "0", "status", "job"}, "--connect-timeout"},
+      {{"--nodes", "127.0.0.1:1,127.0.0.1:2,127.0.0.1:3x", "status", "job"}, "127.0.0.1:3x"},
       {{"--nodes", three, "--tls-cert", "client.crt", "status", "job"}, "--tls-key"},
       {{"--nodes", three, "--tls", "--tls-ca", "/nonexistent/ca.crt", "status", "job"},
        "--tls: invalid configuration: node 127.0.0.1:1: cannot use the TLS CA file "

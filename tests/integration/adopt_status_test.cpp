@@ -29,6 +29,9 @@ TEST_CASE("an adopted token claims no validity until an extend through it lands"
   redlock::client second(e.io.get_executor(), e.config);
   auto got = acquire(e.io, first, "job", once(10s));
   REQUIRE_FALSE(got.ec);
+  // The acquire completes at a quorum; the other SETs may still be on their
+  // way (a node's first commands wait for its topology check).
+  REQUIRE(e.key_everywhere(e.key("job"), got.held.token()));
 
   auto adopted = second.adopt("job", got.held.token(), once(10s));
   CHECK_FALSE(adopted.empty());
