@@ -6,6 +6,7 @@
 #include "detail/quorum_fsm.hpp"
 #include "detail/release_op.hpp"
 #include "detail/status_op.hpp"
+#include "detail/teardown_service.hpp"
 
 #include <boost/system/system_error.hpp>
 
@@ -14,6 +15,11 @@ namespace redlock {
 client::client(executor_type executor, client_config config)
     : executor_(std::move(executor)),
       nodes_(std::make_shared<detail::node_set>(executor_, std::move(config))) {
+  // Should the context be destroyed without running our shutdown, its own
+  // shutdown lets go of what our queued callbacks hold.
+  auto& context = boost::asio::query(
+      executor_, boost::asio::execution::context_as<boost::asio::execution_context&>);
+  boost::asio::use_service<detail::teardown_service>(context).watch(nodes_);
   nodes_->start(nodes_);
 }
 

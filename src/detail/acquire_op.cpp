@@ -6,10 +6,20 @@
 #include "detail/random.hpp"
 #include "detail/undo_op.hpp"
 
+#include <algorithm>
+
 namespace redlock::detail {
 namespace {
 
-acquire_rules rules_of(const lock_options& options, double drift_factor) {
+/// Within what the clock's nanoseconds can hold: out-of-range values are
+/// refused by run(), but the rules are made before that.
+milliseconds bounded(milliseconds d) noexcept { return std::clamp(d, -max_duration, max_duration); }
+
+acquire_rules rules_of(lock_options options, double drift_factor) {
+  for (auto* d : {&options.ttl, &options.min_validity, &options.wait_timeout,
+                  &options.request_timeout, &options.retry.base_delay, &options.retry.max_delay}) {
+    *d = bounded(*d);
+  }
   acquire_rules rules;
   rules.round.ttl = options.ttl;
   rules.round.drift_factor = drift_factor;

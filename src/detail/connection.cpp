@@ -542,6 +542,17 @@ void connection::shutdown() {
   fail_pending(errc::connection_closed);
 }
 
+void connection::abandon() noexcept {
+  // Moved out first: destroying a callback may free what refers to us.
+  auto awaiting = std::move(awaiting_reply_);
+  auto waiting = std::move(not_connected_);
+  auto push = std::move(push_handler_);
+  auto ready = std::move(ready_handler_);
+  awaiting_reply_.clear();
+  not_connected_.clear();
+  state_ = state::closed;
+}
+
 void connection::drop_socket() {
   ++generation_;  // handlers of this socket's operations now do nothing
   error_code ignored;

@@ -38,6 +38,12 @@ node_set::node_set(boost::asio::any_io_executor executor, client_config config)
   }
 }
 
+void node_set::abandon() noexcept {
+  closed_ = true;
+  for (auto& c : connections_) c->abandon();
+  wakeups_.abandon();
+}
+
 client_config node_set::checked(client_config config) {
   const logger log(config.log);
   for (const auto& warning : validate(config)) log(log_level::warning, warning);

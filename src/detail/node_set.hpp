@@ -45,6 +45,10 @@ class node_set {
   void start(const std::shared_ptr<node_set>& self);
   /// Closes every connection and aborts every operation; idempotent.
   void shutdown();
+  /// The executor's context is shutting down without having run shutdown():
+  /// drops every queued callback, without calling it, so that the
+  /// operations they hold (which hold this) can be freed.
+  void abandon() noexcept;
   bool closed() const noexcept { return closed_; }
 
   strand_type& strand() noexcept { return strand_; }

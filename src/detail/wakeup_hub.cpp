@@ -104,6 +104,13 @@ void wakeup_hub::send_to_all(const std::string& command) {
   }
 }
 
+void wakeup_hub::abandon() noexcept {
+  auto waiters = std::move(waiters_);
+  waiters_.clear();
+  channel_of_.clear();
+  for (auto& subscriber : subscribers_) subscriber->abandon();
+}
+
 void wakeup_hub::shutdown() {
   waiters_.clear();
   channel_of_.clear();

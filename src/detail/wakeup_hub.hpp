@@ -61,6 +61,8 @@ class wakeup_hub {
   /// Forgets a waiter; the last waiter of a key unsubscribes.
   void cancel(waiter_id id);
   void shutdown();
+  /// Drops every waiter and subscriber callback without calling it.
+  void abandon() noexcept;
 
  private:
   struct waiter {

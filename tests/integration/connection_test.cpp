@@ -358,3 +358,28 @@ TEST_CASE("a retried command's reply is marked repeated only if its first copy w
   boost::asio::post(strand, [conn] { conn->shutdown(); });
   e.io.run_for(100ms);
 }
+
+// ASan found it with TLS: a client destroyed and then its io_context,
+// without running the shutdown the destruction posted, leaked everything
+// its queued callbacks held (operation, handler, the client's state: a
+// cycle). The context's shutdown now lets go of them.
+TEST_CASE("destroying the io_context without running it after the client frees everything",
+          "[integration]") {
+  env e(3);
+  for (std::size_t i = 0; i < 3; ++i) e.nodes.node(i).pause();
+  std::weak_ptr<int> handler_alive;
+  {
+    boost::asio::io_context io;
+    auto locks = std::make_unique<redlock::client>(io.get_executor(), e.config);
+    auto sentinel = std::make_shared<int>(0);
+    handler_alive = sentinel;
+    locks->async_acquire("job", once(30s), [sentinel](error_code, redlock::lock) {});
+    sentinel.reset();
+    // Connected, the SETs queued on the paused nodes.
+    io.run_for(200ms);
+    REQUIRE_FALSE(handler_alive.expired());
+    locks.reset();
+  }
+  CHECK(handler_alive.expired());
+  for (std::size_t i = 0; i < 3; ++i) e.nodes.node(i).resume();
+}
