@@ -158,10 +158,12 @@ run_script docs "$root/scripts/docs.sh" "$root/build-docs"
 
 # Under sanitizers and Boost 1.81: every unit and integration test and the
 # checker's tests, but not the long fault-schedule runs (they ran in the
-# default stage), and no examples or benchmark to build. -O1 -g1 keeps
+# default stage), and no examples, benchmark, shared library or header check
+# to build (the package checks ran there too). -O1 -g1 keeps
 # function names in reports and compiles much faster than -O2 -g.
 stage_ctest_args=("${torture_runs[@]}")
 common_args=("${unity[@]}" -DREDLOCK_BUILD_EXAMPLES=OFF -DREDLOCK_BUILD_BENCH=OFF
+  -DREDLOCK_HEADER_CHECK=OFF -DREDLOCK_BUILD_SHARED=OFF
   "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1")
 
 if [[ "${REDLOCK_SANITIZERS:-1}" != 0 ]]; then
