@@ -50,10 +50,14 @@ class client {
   /// boost::asio::error::operation_aborted. Commands already queued on a
   /// live connection (the deletes of a release that has just started, and
   /// the undo that an acquire aborted in mid-attempt queues behind its SETs)
-  /// are still written out first, for at most connect_timeout; those waiting
-  /// for a node to reconnect are dropped, and their keys expire with their
-  /// TTL. After that the client leaves no work on the executor
-  /// (io_context::run() can return).
+  /// are still written out first, for at most connect_timeout, and so are
+  /// those waiting for a node whose connection is being set up (once the
+  /// set-up is done, within its connect timeout); those waiting for a node
+  /// to reconnect after a failure are dropped, and their keys expire with
+  /// their TTL. After that the client leaves no work on the executor
+  /// (io_context::run() can return). Destroying the io_context without
+  /// running it after the client is destroyed leaks nothing either: what
+  /// was queued is dropped unsent.
   void close();
   /// The configuration in use (TLS settings merged into each node).
   const client_config& config() const noexcept;
