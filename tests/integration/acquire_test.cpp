@@ -539,7 +539,7 @@ TEST_CASE("an unlock hands the resource to the same client's longest waiter, ahe
           "[integration]") {
   env e;
   redlock::client locks(e.io.get_executor(), e.config);
-  warm_up(e.io, locks);
+  e.warm_up_everywhere(locks);
   const auto key = e.key("handover");
   auto held = acquire(e.io, locks, "handover", once());
   REQUIRE_FALSE(held.ec);
@@ -604,7 +604,7 @@ TEST_CASE("an acquire whose attempt raced the same client's unlock retries at on
           "[integration]") {
   env e;
   redlock::client locks(e.io.get_executor(), e.config);
-  warm_up(e.io, locks);
+  e.warm_up_everywhere(locks);
   auto held = acquire(e.io, locks, "raced", once());
   REQUIRE_FALSE(held.ec);
   // Every node has run our earlier SETs (the acquire completed at a

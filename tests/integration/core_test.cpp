@@ -74,7 +74,7 @@ TEST_CASE("an attempt decided by a reply in the same cycle as its timer is settl
           "[integration][defect]") {
   env e;
   redlock::client locks(e.io.get_executor(), e.config);
-  warm_up(e.io, locks);
+  e.warm_up_everywhere(locks);
   // The warm-up's commands have run on every node: the counts start after them.
   REQUIRE(e.key_nowhere(e.key("warm-up")));
   const auto key = e.key("same-cycle");
@@ -184,7 +184,7 @@ TEST_CASE("a connection whose handshake hangs fails after connect_timeout",
 TEST_CASE("a released handle is not valid, and releasing it again does nothing", "[integration]") {
   env e;
   redlock::client locks(e.io.get_executor(), e.config);
-  warm_up(e.io, locks);
+  e.warm_up_everywhere(locks);
   const auto key = e.key("handle");
   auto got = acquire(e.io, locks, "handle", once());
   REQUIRE_FALSE(got.ec);
@@ -234,7 +234,7 @@ TEST_CASE("a release after the lock lapsed on a majority fails with lock_lost", 
 TEST_CASE("a stop_token ends a waiting acquire at once with operation_aborted", "[integration]") {
   env e;
   redlock::client locks(e.io.get_executor(), e.config);
-  warm_up(e.io, locks);
+  e.warm_up_everywhere(locks);
   auto holder = acquire(e.io, locks, "wanted", once());
   REQUIRE_FALSE(holder.ec);
 
