@@ -7,12 +7,17 @@
 #include <cstdint>
 #include <vector>
 
-/// The nodes named by argv[first ...]; throws redlock::config_error for a
-/// malformed one.
+/// The local cluster of scripts/cluster.sh start: 127.0.0.1:7001 ... 7005.
+inline std::vector<redlock::node_config> example_local_cluster() {
+  std::vector<redlock::node_config> nodes;
+  for (std::uint16_t port = 7001; port <= 7005; ++port) nodes.emplace_back().port = port;
+  return nodes;
+}
+
+/// The nodes named by argv[first ...], or the local cluster when there are
+/// none; throws redlock::config_error for a malformed one.
 inline std::vector<redlock::node_config> example_nodes(int argc, char** argv, int first) {
   std::vector<redlock::node_config> nodes;
   for (int i = first; i < argc; ++i) nodes.push_back(redlock::parse_node(argv[i]));
-  if (!nodes.empty()) return nodes;
-  for (std::uint16_t port = 7001; port <= 7005; ++port) nodes.emplace_back().port = port;
-  return nodes;
+  return nodes.empty() ? example_local_cluster() : nodes;
 }

@@ -2,6 +2,8 @@
 
 #include <redlock/error.hpp>
 
+#include <boost/asio/error.hpp>
+
 #include <fmt/format.h>
 
 namespace {
@@ -55,38 +57,48 @@ void prometheus_metrics::histogram::observe(double seconds) {
 std::string prometheus_metrics::result_label(redlock::error_code ec) {
   using redlock::errc;
   if (!ec) return "ok";
-  if (ec.category() == redlock::error_category()) {
-    switch (static_cast<errc>(ec.value())) {
-      case errc::not_acquired:
-        return "not_acquired";
-      case errc::quorum_unreachable:
-        return "quorum_unreachable";
-      case errc::validity_expired:
-        return "validity_expired";
-      case errc::lock_expired:
-        return "lock_expired";
-      case errc::lock_lost:
-        return "lock_lost";
-      case errc::lock_released:
-        return "lock_released";
-      case errc::lock_expiring:
-        return "lock_expiring";
-      case errc::hold_limit_reached:
-        return "hold_limit_reached";
-      case errc::node_timeout:
-        return "node_timeout";
-      case errc::node_unavailable:
-        return "node_unavailable";
-      case errc::authentication_failed:
-        return "authentication_failed";
-      case errc::connection_closed:
-        return "connection_closed";
-      default:
-        return redlock::is_invalid_argument(ec) ? "invalid_argument" : "error";
-    }
-  }
+  if (ec == boost::asio::error::operation_aborted) return "aborted";
   if (ec.category() == redlock::tls_verify_category()) return "tls_verification_failed";
-  return "error";
+  if (ec.category() != redlock::error_category()) return "error";  // network errors and others
+  if (redlock::is_invalid_argument(ec)) return "invalid_argument";
+  switch (static_cast<errc>(ec.value())) {
+    case errc::not_acquired:
+      return "not_acquired";
+    case errc::quorum_unreachable:
+      return "quorum_unreachable";
+    case errc::validity_expired:
+      return "validity_expired";
+    case errc::lock_expired:
+      return "lock_expired";
+    case errc::lock_lost:
+      return "lock_lost";
+    case errc::lock_released:
+      return "lock_released";
+    case errc::lock_expiring:
+      return "lock_expiring";
+    case errc::hold_limit_reached:
+      return "hold_limit_reached";
+    case errc::node_timeout:
+      return "node_timeout";
+    case errc::node_unavailable:
+      return "node_unavailable";
+    case errc::authentication_failed:
+      return "authentication_failed";
+    case errc::server_error:
+      return "server_error";
+    case errc::protocol_error:
+      return "protocol_error";
+    case errc::connection_closed:
+      return "connection_closed";
+    case errc::replica_node:
+      return "replica_node";
+    case errc::cluster_node:
+      return "cluster_node";
+    case errc::same_server:
+      return "same_server";
+    default:  // a code newer than this mapping
+      return "error";
+  }
 }
 
 void prometheus_metrics::on_operation(const redlock::operation_report& report) {
@@ -100,9 +112,20 @@ void prometheus_metrics::on_operation(const redlock::operation_report& report) {
 void prometheus_metrics::on_node_reply(const redlock::node_report& report) {
   using status = redlock::node_outcome::status;
   const std::lock_guard guard(mutex_);
-  const char* outcome = report.outcome.state == status::acquired         ? "granted"
-                        : report.outcome.state == status::held_elsewhere ? "refused"
-                                                                         : "failed";
+  const char* outcome = "failed";
+  switch (report.outcome.state) {
+    case status::acquired:  // granted, or deleted for a release
+      outcome = "granted";
+      break;
+    case status::held_elsewhere:  // another owner's, or not ours
+      outcome = "refused";
+      break;
+    case status::pending:  // not reported by the library; kept apart if it ever is
+      outcome = "pending";
+      break;
+    case status::failed:
+      break;
+  }
   ++node_requests_[labels({{"node", report.endpoint},
                            {"operation", redlock::to_string(report.kind)},
                            {"outcome", outcome}})];

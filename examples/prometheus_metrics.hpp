@@ -9,6 +9,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -30,7 +31,9 @@ class prometheus_metrics final : public redlock::observer {
   std::string render() const;
 
   /// A short, stable label value for an outcome: "ok", an errc's name
-  /// ("not_acquired", "quorum_unreachable", ...), or "error".
+  /// ("not_acquired", "quorum_unreachable", ...), "invalid_argument",
+  /// "tls_verification_failed", "aborted" (operation_aborted), or "error"
+  /// for the rest (network errors among them).
   static std::string result_label(redlock::error_code ec);
 
  private:

@@ -48,7 +48,7 @@ std::string cli_path() { return REDLOCK_CLI_PATH; }
 
 process::process(std::vector<std::string> argv,
                  std::vector<std::pair<std::string, std::string>> env, bool stderr_to_lines,
-                 bool block_sigchld)
+                 bool block_sigchld, bool stdout_to_lines)
     : dir_(fresh_dir()) {
   int lines[2];
   int feed[2];
@@ -69,8 +69,12 @@ process::process(std::vector<std::string> argv,
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out.c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  if (stdout_to_lines) {
+    posix_spawn_file_actions_adddup2(&actions, lines[1], STDOUT_FILENO);
+  } else {
+    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out.c_str(),
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  }
   if (stderr_to_lines) {
     posix_spawn_file_actions_adddup2(&actions, lines[1], STDERR_FILENO);
   } else {
@@ -129,6 +133,8 @@ process::~process() {
   std::error_code ignored;
   std::filesystem::remove_all(dir_, ignored);
 }
+
+std::string process::err() const { return slurp(dir_ / "stderr"); }
 
 void process::signal(int signal_number) const {
   if (!reaped_) kill(pid_, signal_number);

@@ -31,11 +31,15 @@ struct outcome {
 class process {
  public:
   /// Starts `argv` (argv[0] a path) with our environment minus
-  /// REDLOCK_NODES, plus `env`. `stderr_to_lines`: its stderr goes to the
-  /// lines read_line() reads instead of being captured.
+  /// REDLOCK_NODES, plus `env`. `stderr_to_lines`, `stdout_to_lines`: that
+  /// stream goes to the lines read_line() reads instead of being captured
+  /// (the program must flush its lines: a pipe is not a terminal).
   explicit process(std::vector<std::string> argv,
                    std::vector<std::pair<std::string, std::string>> env = {},
-                   bool stderr_to_lines = false, bool block_sigchld = false);
+                   bool stderr_to_lines = false, bool block_sigchld = false,
+                   bool stdout_to_lines = false);
+  /// Its stderr so far (empty when it goes to the lines).
+  std::string err() const;
   ~process();
   process(const process&) = delete;
   process& operator=(const process&) = delete;
