@@ -39,8 +39,8 @@ int main(int argc, char** argv) {
   asio::steady_timer heartbeat(io);
 
   // The leader's work: a heartbeat that stops with the term.
-  auto beat = std::make_shared<std::function<void(std::stop_token)>>();
-  *beat = [&, beat](std::stop_token term) {
+  auto beat = std::make_shared<std::function<void(redlock::lease_token)>>();
+  *beat = [&, beat](redlock::lease_token term) {
     if (term.stop_requested()) return;
     fmt::print("{}: leading\n", name);
     heartbeat.expires_after(1s);
@@ -50,7 +50,7 @@ int main(int argc, char** argv) {
   };
   redlock::leader_election election(
       locks, "example-leader", options,
-      [&](const redlock::lock& held, std::stop_token term) {
+      [&](const redlock::lock& held, redlock::lease_token term) {
         fmt::print("{}: elected ({} ms of validity)\n", name, held.remaining_validity().count());
         (*beat)(term);
       },

@@ -190,7 +190,11 @@ error_code validate(const keep_options& options, milliseconds lock_ttl, double d
       options.max_hold.count() < 0) {
     return errc::invalid_keep_options;
   }
-  const auto validity = ttl - detail::drift_allowance(ttl, drift_factor);
+  // The margin must leave an extension room within the lock's own validity
+  // too, not only within an extension's (keep_options::ttl may be longer).
+  const auto shorter =
+      lock_ttl > detail::drift_allowance(lock_ttl, drift_factor) ? std::min(ttl, lock_ttl) : ttl;
+  const auto validity = shorter - detail::drift_allowance(shorter, drift_factor);
   if (std::chrono::duration<double>(options.lost_margin) >= options.extend_at * validity) {
     return errc::invalid_keep_options;
   }

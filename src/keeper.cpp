@@ -43,8 +43,9 @@ bool keeper::lost() const noexcept { return op_ && op_->lost(); }
 
 error_code keeper::lost_reason() const noexcept { return op_ ? op_->reason() : error_code{}; }
 
-std::stop_token keeper::stop_token() const noexcept {
-  return op_ ? op_->stop_token() : std::stop_token{};
+lease_token keeper::stop_token() const noexcept {
+  if (!op_) return {};
+  return detail::lease_access::make(op_->stop_token(), op_);
 }
 
 unsigned keeper::extensions() const noexcept { return op_ ? op_->extensions() : 0; }

@@ -113,7 +113,9 @@ class campaign : public std::enable_shared_from_this<campaign> {
     kept_.async_wait_lost(boost::asio::bind_executor(
         strand_,
         [self = shared_from_this(), term](error_code reason) { self->on_signal(term, reason); }));
-    if (!detached_ && on_elected_) on_elected_(held, term_.get_token());
+    if (!detached_ && on_elected_) {
+      on_elected_(held, lease_access::rebind(kept_.stop_token(), term_.get_token()));
+    }
   }
 
   void on_signal(unsigned term, error_code reason) {

@@ -52,8 +52,10 @@ class scoped_lock {
   bool lost() const noexcept { return kept_.lost(); }
   /// Why the signal fired (see keep_options); empty while it has not.
   error_code lost_reason() const noexcept { return kept_.lost_reason(); }
-  /// Stop requested when the lost-lock signal fires: pass it to the work.
-  std::stop_token stop_token() const noexcept { return kept_.stop_token(); }
+  /// The work's token (see keeper::stop_token()): stop_requested() turns
+  /// true on time when the lock must be given up; check it before each side
+  /// effect.
+  lease_token stop_token() const noexcept { return kept_.stop_token(); }
   /// The keeper that extends the lock, for async_wait_lost and the rest.
   keeper& kept() noexcept { return kept_; }
 
@@ -135,8 +137,9 @@ class blocking_client {
 
   /// Runs `fn` while holding `resource`, kept extended per `keep`, and
   /// releases it on every exit path; returns what `fn` returns. `fn` takes
-  /// a std::stop_token (requested by the lost-lock signal), a scoped_lock&,
-  /// or nothing.
+  /// a lease_token (check its stop_requested() before each side effect; a
+  /// `std::stop_token` parameter gets the delivered signal's token, which
+  /// may lag the lease's time), a scoped_lock&, or nothing.
   ///
   /// Throws boost::system::system_error: with the acquire's error (fn did
   /// not run); with the lost-lock signal's reason if it fired while fn ran,
@@ -148,7 +151,7 @@ class blocking_client {
                      Fn&& fn) {
     auto scope = acquire_scoped(std::move(resource), options, keep);
     auto call = [&]() -> decltype(auto) {
-      if constexpr (std::is_invocable_v<Fn&, std::stop_token>) {
+      if constexpr (std::is_invocable_v<Fn&, lease_token>) {
         return fn(scope.stop_token());
       } else if constexpr (std::is_invocable_v<Fn&, scoped_lock&>) {
         return fn(scope);

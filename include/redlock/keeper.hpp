@@ -5,6 +5,7 @@
 #include <redlock/config.hpp>
 #include <redlock/detail/completion.hpp>
 #include <redlock/error.hpp>
+#include <redlock/lease_token.hpp>
 #include <redlock/lock.hpp>
 
 #include <cstddef>
@@ -73,14 +74,20 @@ class keeper {
   /// extension.
   const lock& held() const noexcept;
   /// The signal has fired, or its time has passed (so it is about to fire:
-  /// this is true on time even while the client's executor is busy). The
-  /// work must stop; the lock may still hold for up to lost_margin.
+  /// this is true on time even while the client's executor is busy, or
+  /// right after the process resumes from a pause). Once true, true for
+  /// ever: an extension that lands after the signal's time does not take it
+  /// back, and the signal fires. The work must stop; the lock may still
+  /// hold for up to lost_margin.
   bool lost() const noexcept;
   /// Why, once lost(); success before.
   error_code lost_reason() const noexcept;
-  /// Requested when the signal fires: pass it to what the work calls.
-  /// Callbacks registered on it run on the client's strand: keep them short.
-  std::stop_token stop_token() const noexcept;
+  /// The work's token: stop_requested() turns true when lost() does (on
+  /// time, even before the signal is delivered) and never turns false
+  /// again; check it before each side effect. Its std::stop_token
+  /// conversion is requested when the signal is delivered: callbacks
+  /// registered on that run on the client's strand (keep them short).
+  lease_token stop_token() const noexcept;
   /// Extensions that have landed so far.
   unsigned extensions() const noexcept;
   /// Stops extending without releasing; the lock expires with its validity.

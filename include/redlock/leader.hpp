@@ -4,6 +4,7 @@
 
 #include <redlock/client.hpp>
 #include <redlock/config.hpp>
+#include <redlock/lease_token.hpp>
 #include <redlock/detail/completion.hpp>
 #include <redlock/lock.hpp>
 
@@ -49,9 +50,15 @@ struct campaign_options {
 /// Leadership is exactly as safe as the lock: see docs/safety.md.
 class leader_election {
  public:
-  /// Called when elected: the lock that stands for leadership, and a token
-  /// stopped when the term ends.
-  using elected_handler = std::function<void(const lock& held, std::stop_token term)>;
+  /// Called when elected: the lock that stands for leadership, and the
+  /// term's token. `term.stop_requested()` turns true when the term ends:
+  /// stepped down, the lost-lock signal delivered, or its time passed (read
+  /// from the clock, so a leader resumed after a pause sees it at once,
+  /// before the executor has run anything). Check it before each side
+  /// effect; it never turns false again. A handler taking a
+  /// `std::stop_token` instead gets the delivered signal's token, which may
+  /// lag the term's end.
+  using elected_handler = std::function<void(const lock& held, lease_token term)>;
   /// Called when leadership is lost, with the lost-lock signal's reason.
   using lost_handler = std::function<void(error_code reason)>;
 

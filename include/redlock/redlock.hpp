@@ -7,6 +7,7 @@
 #include <redlock/config.hpp>
 #include <redlock/error.hpp>
 #include <redlock/keeper.hpp>
+#include <redlock/lease_token.hpp>
 #include <redlock/leader.hpp>
 #include <redlock/lock.hpp>
 #include <redlock/observer.hpp>

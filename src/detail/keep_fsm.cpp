@@ -22,8 +22,11 @@ keep_rules keep_rules_of(const keep_options& options, std::chrono::milliseconds 
   rules.ttl = options.ttl.count() == 0 ? lock_ttl : options.ttl;
   rules.drift_factor = drift_factor;
   rules.extend_at = options.extend_at;
+  const auto shorter = lock_ttl > drift_allowance(lock_ttl, drift_factor)
+                           ? std::min(rules.ttl, lock_ttl)
+                           : rules.ttl;
   rules.lost_margin = options.lost_margin.count() == 0
-                          ? default_lost_margin(rules.ttl, options.extend_at, drift_factor)
+                          ? default_lost_margin(shorter, options.extend_at, drift_factor)
                           : clock::duration(options.lost_margin);
   // A cap beyond the clock's range is no cap (and must not overflow).
   if (options.max_hold.count() > 0 &&
@@ -52,9 +55,17 @@ void keep_fsm::lose(errc reason) noexcept {
   if (!reason_) reason_ = reason;
 }
 
-void keep_fsm::observe(clock::time_point deadline, bool found_lost, bool released) {
-  if (finished_) return;
+void keep_fsm::move_deadline(clock::time_point now, clock::time_point deadline) noexcept {
+  // Readers of lost() may already have seen the signal's time pass: a later
+  // deadline now would take back what they were told.
+  if (now >= signal_at()) return lose(late_reason());
   deadline_ = deadline;
+}
+
+void keep_fsm::observe(clock::time_point now, clock::time_point deadline, bool found_lost,
+                       bool released) {
+  if (finished_) return;
+  move_deadline(now, deadline);
   if (found_lost) lose(errc::lock_lost);
   if (released) lose(errc::lock_released);
 }
@@ -62,7 +73,7 @@ void keep_fsm::observe(clock::time_point deadline, bool found_lost, bool release
 void keep_fsm::on_extended(clock::time_point now, error_code ec, clock::time_point deadline) {
   in_flight_ = false;
   if (finished_) return;
-  deadline_ = deadline;
+  move_deadline(now, deadline);
   if (!ec) {
     ++extensions_;
     return;

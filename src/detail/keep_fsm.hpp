@@ -30,7 +30,9 @@ clock::duration default_lost_margin(std::chrono::milliseconds ttl, double extend
                                     double drift_factor);
 
 /// The rules for these options (defaults filled in) on a lock of TTL
-/// `lock_ttl`, kept from `start`.
+/// `lock_ttl`, kept from `start`. The default lost_margin is that of the
+/// shorter of the two TTLs: a margin made for a longer extension TTL would
+/// fire the signal before the lock's own validity had room for one.
 keep_rules keep_rules_of(const keep_options& options, std::chrono::milliseconds lock_ttl,
                          double drift_factor, clock::time_point start);
 
@@ -55,12 +57,17 @@ class keep_fsm {
   /// The next thing to do at `now`.
   keep_action resume(clock::time_point now);
   /// The extension asked for ended with `ec`; the lock's validity is now
-  /// `deadline` (as the handle reads it).
+  /// `deadline` (as the handle reads it). Once the signal's time has come,
+  /// no later deadline moves it: the signal fires.
   void on_extended(clock::time_point now, error_code ec, clock::time_point deadline);
-  /// What the handle says before each event: its validity (moved by any
-  /// extend of the same lock), whether an extend or release found it lost,
-  /// and whether a release began.
-  void observe(clock::time_point deadline, bool found_lost, bool released);
+  /// What the handle says at `now`, before each event: its validity (moved
+  /// by any extend of the same lock), whether an extend or release found it
+  /// lost, and whether a release began. As for on_extended, a deadline
+  /// seen after the signal's time has come does not move it.
+  void observe(clock::time_point now, clock::time_point deadline, bool found_lost, bool released);
+  /// The signal's time was seen to pass elsewhere (a reader of lost() on
+  /// another thread): it fires with late_reason(), whatever lands later.
+  void due_seen() noexcept { lose(late_reason()); }
   /// The owner ended the keeping (release, work done): finished, no signal.
   void stop() noexcept { finished_ = true; }
   /// The client closed: signal connection_closed.
@@ -75,6 +82,8 @@ class keep_fsm {
 
  private:
   void lose(errc reason) noexcept;
+  /// Takes a new validity unless the signal's time has come by `now`.
+  void move_deadline(clock::time_point now, clock::time_point deadline) noexcept;
 
   keep_rules rules_;
   clock::time_point deadline_;

@@ -14,15 +14,25 @@ keep_op::keep_op(std::shared_ptr<node_set> nodes, redlock::lock held, const keep
 }
 
 bool keep_op::lost() const noexcept {
-  if (lost_.load(std::memory_order_acquire)) return true;
-  return clock::now().time_since_epoch().count() >= signal_at_ns_.load(std::memory_order_acquire);
+  if (lost_.load(std::memory_order_acquire) || due_seen_.load(std::memory_order_acquire)) {
+    return true;
+  }
+  if (clock::now().time_since_epoch().count() >= signal_at_ns_.load(std::memory_order_acquire)) {
+    // Told once, for ever: the strand may be about to publish a later
+    // signal time for an extension that landed too late, so it is woken to
+    // fire the signal now.
+    if (!due_seen_.exchange(true, std::memory_order_acq_rel)) {
+      auto self = std::const_pointer_cast<keep_op>(shared_from_this());
+      boost::asio::post(nodes_->strand(), [self] { self->step(); });
+    }
+    return true;
+  }
+  return false;
 }
 
 error_code keep_op::reason() const noexcept {
   if (lost_.load(std::memory_order_acquire)) return reason_;
-  if (clock::now().time_since_epoch().count() >= signal_at_ns_.load(std::memory_order_acquire)) {
-    return late_reason_.load(std::memory_order_relaxed);
-  }
+  if (lost()) return late_reason_.load(std::memory_order_relaxed);
   return {};
 }
 
@@ -50,7 +60,10 @@ void keep_op::request_stop() {
 void keep_op::wait_lost(completion<error_code> done) {
   boost::asio::post(nodes_->strand(),
                     [self = shared_from_this(), done = std::move(done)]() mutable {
-                      if (self->lost()) return done(self->reason_);
+                      // A signal whose time has passed fires first, so the
+                      // wait gets its reason, never an empty one.
+                      self->step();
+                      if (self->lost_.load()) return done(self->reason_);
                       if (self->done_) return done(boost::asio::error::operation_aborted);
                       self->waiters_.push_back(std::move(done));
                     });
@@ -75,7 +88,8 @@ void keep_op::step() {
   // release through another copy.
   if (stop_requested_.load()) return finish();
   const auto& state = lock_access::state(held_);
-  fsm_.observe(state->deadline(), state->found_lost.load(), state->released.load());
+  if (due_seen_.load(std::memory_order_acquire)) fsm_.due_seen();
+  fsm_.observe(clock::now(), state->deadline(), state->found_lost.load(), state->released.load());
   for (;;) {
     const auto action = fsm_.resume(clock::now());
     switch (action.what) {
@@ -84,6 +98,11 @@ void keep_op::step() {
         continue;
       case keep_action::kind::wait:
         publish_signal_time(fsm_.signal_at(), fsm_.late_reason());
+        // A reader may have seen the old time pass just before this.
+        if (due_seen_.load(std::memory_order_acquire)) {
+          fsm_.due_seen();
+          continue;
+        }
         nodes_->keepers().schedule(*this, action.wake_from, action.wake_at);
         return;
       case keep_action::kind::signal:

@@ -8,6 +8,7 @@
 #include "detail/node_set.hpp"
 
 #include <redlock/detail/completion.hpp>
+#include <redlock/lease_token.hpp>
 
 #include <atomic>
 #include <memory>
@@ -19,6 +20,7 @@ namespace redlock::detail {
 class keep_op final : public registered_operation,
                       public scheduled_keeper,
                       public lock_watcher,
+                      public lease_clock,
                       public std::enable_shared_from_this<keep_op> {
  public:
   /// `held` and `options` are valid (checked by the keeper).
@@ -39,8 +41,10 @@ class keep_op final : public registered_operation,
   const redlock::lock& held() const noexcept { return held_; }
   /// Also true once the signal's time has passed while the strand could
   /// not run (a busy executor): the work must not trust the lock then.
+  /// Never turns false again once true.
   bool lost() const noexcept;
   error_code reason() const noexcept;
+  bool due() const noexcept override { return lost(); }
   std::stop_token stop_token() const noexcept { return stop_source_.get_token(); }
   unsigned extensions() const noexcept { return extensions_.load(std::memory_order_relaxed); }
   const std::shared_ptr<node_set>& nodes() const noexcept { return nodes_; }
@@ -69,6 +73,9 @@ class keep_op final : public registered_operation,
   /// When the signal is due if nothing lands first, and its reason then.
   std::atomic<clock::rep> signal_at_ns_{clock::time_point::max().time_since_epoch().count()};
   std::atomic<errc> late_reason_{errc::lock_expiring};
+  /// A reader saw the signal's time pass: the strand must fire the signal
+  /// even if a later deadline was published meanwhile.
+  mutable std::atomic<bool> due_seen_{false};
   bool enrolled_ = false;
   bool done_ = false;
 };

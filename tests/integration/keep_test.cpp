@@ -379,3 +379,102 @@ TEST_CASE("lost() turns true on time even while the client's executor is blocked
   e.io.restart();
   e.io.run_for(100ms);
 }
+
+// Issue 20 §4: a wait that arrived after the signal's time but before the
+// strand fired the signal completed with an empty reason.
+TEST_CASE("async_wait_lost never completes with an empty reason", "[integration][keep]") {
+  env e;
+  redlock::client locks(e.io.get_executor(), e.config);
+  warm_up(e.io, locks);
+  auto got = acquire(e.io, locks, "wait-late", once(600ms));
+  REQUIRE_FALSE(got.ec);
+  keeper kept(locks, got.held);
+  wait_on_timer(e.io, 50ms);
+  std::optional<error_code> reason;
+  std::atomic<bool> blocked{false};
+  // The executor is blocked past the signal's time; the wait is queued
+  // behind the block, ahead of the keeper's own wake-up.
+  boost::asio::post(e.io, [&] {
+    blocked = true;
+    while (!kept.lost()) std::this_thread::sleep_for(1ms);
+    kept.async_wait_lost([&](error_code ec) { reason = ec; });
+  });
+  run_until(e.io, [&] { return reason.has_value(); }, 5s);
+  CHECK(*reason == errc::lock_expiring);
+  CHECK(kept.lost_reason() == errc::lock_expiring);
+  CHECK(kept.stop_token().get_stop_token().stop_requested());
+}
+
+// Issue 20 §4: an extension landing after the signal's time (seen by the
+// work meanwhile) republished a later deadline: lost() went back to false,
+// the signal never fired and the token was never requested.
+namespace {
+/// Holds the client's strand in the first extend reply until the keeper's
+/// lost() has said true: the extension then lands after the signal's time.
+struct stall_first_extension : redlock::observer {
+  std::atomic<const keeper*> target{nullptr};
+  std::atomic<bool> stalled{false};
+  void on_node_reply(const redlock::node_report& report) override {
+    const keeper* kept = target.load();
+    if (report.kind != redlock::operation_kind::extend || kept == nullptr ||
+        stalled.exchange(true)) {
+      return;
+    }
+    while (!kept->lost()) std::this_thread::sleep_for(1ms);
+  }
+};
+}  // namespace
+
+TEST_CASE("once lost() has said true, a late extension does not take it back",
+          "[integration][keep]") {
+  env e;
+  auto stall = std::make_shared<stall_first_extension>();
+  e.config.observer = stall;
+  redlock::client locks(e.io.get_executor(), e.config);
+  warm_up(e.io, locks);
+  auto got = acquire(e.io, locks, "late-extension", once(1s));
+  REQUIRE_FALSE(got.ec);
+  auto signal_record = std::make_shared<std::optional<error_code>>();
+  keeper kept(locks, got.held);
+  kept.async_wait_lost([signal_record](error_code ec) { *signal_record = ec; });
+  stall->target = &kept;
+  run_until(e.io, [&] { return signal_record->has_value(); }, 5s);
+  CHECK(stall->stalled);
+  CHECK(**signal_record == errc::lock_expiring);
+  CHECK(kept.lost());
+  CHECK(kept.lost_reason() == errc::lock_expiring);
+  CHECK(kept.stop_token().stop_requested());
+  CHECK(kept.stop_token().get_stop_token().stop_requested());
+  // The extension did land (a quorum took it), yet the signal stands.
+  wait_on_timer(e.io, 100ms);
+  CHECK(kept.lost());
+  stall->target = nullptr;
+}
+
+// Issue 20 §4: a margin made for the extensions' 30 s TTL (3 s) was taken
+// from the lock's 1 s validity: the keeper signalled at once.
+TEST_CASE("an extension TTL longer than the lock's is kept, not signalled at once",
+          "[integration][keep]") {
+  env e;
+  redlock::client locks(e.io.get_executor(), e.config);
+  warm_up(e.io, locks);
+  auto got = acquire(e.io, locks, "longer-extensions", once(1s));
+  REQUIRE_FALSE(got.ec);
+  keep_options options;
+  options.ttl = 30s;
+  keeper kept(locks, got.held, options);
+  run_until(e.io, [&] { return kept.extensions() >= 1 || kept.lost(); }, 5s);
+  CHECK_FALSE(kept.lost());
+  CHECK(kept.extensions() == 1);
+  CHECK(kept.held().remaining_validity() > 20s);
+  // An explicit margin that does not fit the lock's own validity is refused.
+  keep_options too_wide;
+  too_wide.ttl = 30s;
+  too_wide.lost_margin = 2s;
+  auto other = acquire(e.io, locks, "longer-extensions-2", once(1s));
+  REQUIRE_FALSE(other.ec);
+  CHECK(code_of([&] { keeper(locks, other.held, too_wide); }) == errc::invalid_keep_options);
+  auto released = run_op<error_code, std::size_t>(
+      e.io, [&](auto handler) { kept.async_release(std::move(handler)); });
+  CHECK_FALSE(std::get<0>(released));
+}

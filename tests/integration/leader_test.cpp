@@ -24,7 +24,7 @@ struct contender {
     options.lock = once(ttl);
     election.emplace(
         locks, "leader", options,
-        [this](const redlock::lock&, std::stop_token term) {
+        [this](const redlock::lock&, redlock::lease_token term) {
           elected_at = redlock::clock::now();
           this->term = term;
           ++elected;
@@ -40,7 +40,7 @@ struct contender {
   int elected = 0;
   redlock::clock::time_point elected_at{}, lost_at{};
   std::optional<error_code> lost_reason;
-  std::stop_token term;
+  redlock::lease_token term;
 };
 
 int leaders(const std::array<std::unique_ptr<contender>, 3>& all) {
@@ -255,4 +255,39 @@ TEST_CASE(
   CHECK(gap >= 250);
   a.reset();
   b.reset();
+}
+
+// Issue 20 §5: the term's token is what docs/usage.md tells the work to
+// check before each side effect; with the executor held up past the
+// term's signal time (as after a process pause), it still said "go on"
+// while leading() already said no.
+TEST_CASE("the term's token stops on time even while the client's executor is held up",
+          "[integration][leader]") {
+  env e;
+  contender c(e, e.config, 600ms);
+  c.election->campaign();
+  REQUIRE(poll_until(
+      e.io, [&] { return c.elected == 1; }, 5s));
+  REQUIRE_FALSE(c.term.stop_requested());
+  std::atomic<bool> blocked{false};
+  bool token_stopped = false;
+  bool still_leading = true;
+  boost::asio::post(e.io, [&] {
+    blocked = true;
+    // The work's own check, from the blocked executor's point of view as
+    // from any thread: nothing has been delivered yet.
+    const auto limit = steady::now() + 2s;
+    while (!c.term.stop_requested() && steady::now() < limit) std::this_thread::sleep_for(1ms);
+    token_stopped = c.term.stop_requested();
+    still_leading = c.election->leading();
+    CHECK_FALSE(c.term.get_stop_token().stop_requested());
+  });
+  run_until(e.io, [&] { return blocked.load(); });
+  CHECK(token_stopped);
+  CHECK_FALSE(still_leading);
+  // Delivered once the executor runs again: on_lost, and the std token.
+  run_until(e.io, [&] { return c.lost_reason.has_value(); }, 5s);
+  CHECK(c.term.get_stop_token().stop_requested());
+  CHECK(c.term.stop_requested());
+  step_down(e, c);
 }

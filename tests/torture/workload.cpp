@@ -220,7 +220,7 @@ class contender {
     std::mutex mutex;
     std::condition_variable changed;
     std::optional<lock> held;
-    std::stop_token term;
+    lease_token term;
   };
 
   milliseconds between(milliseconds low, milliseconds high) {
@@ -245,7 +245,7 @@ class contender {
     auto vote = std::make_shared<ballot>();
     leader_election election(
         client_.client().async_client(), res, opts,
-        [vote](const lock& held, std::stop_token term) {
+        [vote](const lock& held, lease_token term) {
           const std::lock_guard guard(vote->mutex);
           if (vote->held) return;  // one term per election: the first
           vote->held = held;
@@ -258,7 +258,7 @@ class contender {
     std::unique_lock guard(vote->mutex);
     while (!vote->held && !mates.stopping()) vote->changed.wait_for(guard, 20ms);
     std::optional<lock> held = vote->held;
-    const std::stop_token term = vote->term;
+    const lease_token term = vote->term;
     guard.unlock();
     if (!held) {
       step_down(election);
@@ -287,7 +287,7 @@ class contender {
 
   // Critical sections while leading() says so, until the term ends or its
   // time is up.
-  void lead(const leader_election& election, const lock& held, const std::stop_token& term,
+  void lead(const leader_election& election, const lock& held, const lease_token& term,
             crew& mates) {
     constexpr auto work = 2ms;
     const auto end = clock::now() + between(profile_.lead_min, profile_.lead_max);

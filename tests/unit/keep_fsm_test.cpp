@@ -165,20 +165,20 @@ TEST_CASE("keep: an extension that finds the lock lost signals lock_lost at once
 TEST_CASE("keep: the handle's state is seen before each event", "[unit][keep]") {
   SECTION("released through another copy") {
     keep_fsm fsm(rules_of(), acquired_deadline());
-    fsm.observe(acquired_deadline(), false, true);
+    fsm.observe(t0, acquired_deadline(), false, true);
     auto signal = fsm.resume(t0 + 1ms);
     REQUIRE(signal.what == kind::signal);
     CHECK(signal.reason == errc::lock_released);
   }
   SECTION("found lost by another extend") {
     keep_fsm fsm(rules_of(), acquired_deadline());
-    fsm.observe(t0 + 1ms, true, false);
+    fsm.observe(t0 + 1ms, t0 + 1ms, true, false);
     CHECK(fsm.resume(t0 + 1ms).reason == errc::lock_lost);
   }
   SECTION("extended by hand: the plan follows the later validity") {
     keep_fsm fsm(rules_of(), acquired_deadline());
     const auto later = acquired_deadline() + 400ms;
-    fsm.observe(later, false, false);
+    fsm.observe(t0, later, false, false);
     auto action = fsm.resume(t0 + 1ms);
     REQUIRE(action.what == kind::wait);
     CHECK(action.wake_at == later - std::chrono::duration_cast<clock::duration>(validity / 3.0));
@@ -189,11 +189,67 @@ TEST_CASE("keep: the handle's state is seen before each event", "[unit][keep]") 
   }
 }
 
+TEST_CASE("keep: once the signal's time has come, nothing that lands later takes it back",
+          "[unit][keep]") {
+  const auto signal_time = acquired_deadline() - 100ms;
+  SECTION("an extension that lands after the signal's time") {
+    keep_fsm fsm(rules_of(), acquired_deadline());
+    auto sent = fsm.resume(t0).wake_at;
+    REQUIRE(fsm.resume(sent).what == kind::extend);
+    // Readers of lost() saw the time pass while the strand was held up;
+    // the extension's reply is handled first when it runs again.
+    land(fsm, sent, signal_time + 5ms);
+    auto signal = fsm.resume(signal_time + 5ms);
+    REQUIRE(signal.what == kind::signal);
+    CHECK(signal.reason == errc::lock_expiring);
+  }
+  SECTION("an extension through another copy seen after the signal's time") {
+    keep_fsm fsm(rules_of(), acquired_deadline());
+    fsm.observe(signal_time, acquired_deadline() + 500ms, false, false);
+    CHECK(fsm.resume(signal_time).reason == errc::lock_expiring);
+  }
+  SECTION("the time seen to pass by another thread, then a later deadline") {
+    keep_fsm fsm(rules_of(), acquired_deadline());
+    auto sent = fsm.resume(t0).wake_at;
+    REQUIRE(fsm.resume(sent).what == kind::extend);
+    land(fsm, sent, sent + 1ms);
+    // The owner saw the old signal time pass before it published the new one.
+    fsm.due_seen();
+    CHECK(fsm.resume(sent + 2ms).reason == errc::lock_expiring);
+  }
+  SECTION("an extension that lands just before the signal's time still counts") {
+    keep_fsm fsm(rules_of(), acquired_deadline());
+    auto sent = fsm.resume(t0).wake_at;
+    REQUIRE(fsm.resume(sent).what == kind::extend);
+    land(fsm, sent, signal_time - 1ms);
+    CHECK(fsm.resume(signal_time).what == kind::wait);
+    CHECK(fsm.signal_at() == sent + ttl - drift - 100ms);
+  }
+}
+
+TEST_CASE("keep: an extension TTL longer than the lock's leaves the lock's own margin",
+          "[unit][keep]") {
+  keep_options longer;
+  longer.ttl = 30s;
+  const auto rules = rules_of(longer);
+  // The lock's 1 s TTL sets the margin, not the 30 s extensions.
+  CHECK(rules.lost_margin == 100ms);
+  keep_fsm fsm(rules, acquired_deadline());
+  // Extends at once (a third of a 30 s validity is more than the lock has),
+  // and the signal waits for the lock's own validity minus its margin.
+  auto first = fsm.resume(t0);
+  REQUIRE(first.what == kind::extend);
+  CHECK(first.ttl == 30s);
+  CHECK(fsm.signal_at() == acquired_deadline() - 100ms);
+  fsm.on_extended(t0 + 2ms, {}, t0 + 30s - 302ms);
+  CHECK(fsm.signal_at() == t0 + 30s - 302ms - 100ms);
+}
+
 TEST_CASE("keep: stopping ends it without a signal; closing signals connection_closed",
           "[unit][keep]") {
   keep_fsm stopped(rules_of(), acquired_deadline());
   stopped.stop();
-  stopped.observe(acquired_deadline(), true, true);
+  stopped.observe(t0, acquired_deadline(), true, true);
   CHECK(stopped.resume(acquired_deadline()).what == kind::finished);
 
   keep_fsm closed(rules_of(), acquired_deadline());
