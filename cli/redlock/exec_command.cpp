@@ -1,6 +1,7 @@
 #include "exec_command.hpp"
 
 #include "child_process.hpp"
+#include "exec_timing.hpp"
 #include "exit_codes.hpp"
 
 #include "args/duration.hpp"
@@ -14,8 +15,10 @@
 #include <csignal>
 #include <cstring>
 #include <ctime>
+#include <algorithm>
 #include <memory>
 #include <stop_token>
+#include <variant>
 #include <system_error>
 
 namespace redlock::cli {
@@ -62,9 +65,11 @@ class exec_run {
   int run() {
     auto options =
         with_wait(session_.lock_options_for(arguments_.resource, arguments_.ttl), arguments_.wait);
-    keep_options keep;
-    keep.max_hold = arguments_.max_hold;
-    if (validate(keep, options.ttl, session_.options().drift_factor)) {
+    auto planned =
+        plan_exec_timing(options.ttl, arguments_.grace, session_.options().drift_factor);
+    if (auto* problem = std::get_if<std::string>(&planned)) throw usage_problem{*problem};
+    timing_ = std::get<exec_timing>(planned);
+    if (validate(keep_options_for_command(), options.ttl, session_.options().drift_factor)) {
       throw usage_problem{"--max-hold must not be negative"};
     }
     options.stop = stop_waiting_.get_token();
@@ -135,9 +140,18 @@ class exec_run {
     start_command(std::move(held));
   }
 
-  void start_command(lock held) {
+  /// The signal comes early enough for SIGTERM, the grace and SIGKILL to
+  /// fit before the validity ends; the extensions start before it.
+  keep_options keep_options_for_command() const {
     keep_options keep;
     keep.max_hold = arguments_.max_hold;
+    keep.lost_margin = timing_.lost_margin;
+    keep.extend_at = timing_.extend_at;
+    return keep;
+  }
+
+  void start_command(lock held) {
+    keep_options keep = keep_options_for_command();
     keep.on_lost = [this](error_code reason) { lost(reason); };
     keeper_ = keeper(session_.client(), held, std::move(keep));
     const auto validity = held.remaining_validity();
@@ -189,12 +203,25 @@ class exec_run {
     if (!child_ || child_done_ || lost_reason_) return;
     lost_reason_ = reason;
     const bool hold_limit = reason == errc::hold_limit_reached;
-    session_.error(
-        fmt::format("{} on {} ({}); terminating the command: SIGTERM now, SIGKILL after {}",
-                    hold_limit ? "--max-hold reached" : "lock lost", arguments_.resource,
-                    reason.message(), args::format_duration(arguments_.grace)));
+    // SIGKILL after the grace, but never later than kill_margin before the
+    // validity ends (a signal delivered late, or a lock the nodes say is
+    // gone, whose validity was cut to its discovery, leaves less).
+    const auto now = clock::now();
+    const auto validity_left = keeper_.held().validity_deadline() - now;
+    const auto kill_in = std::max(
+        std::chrono::milliseconds{0},
+        std::min(timing_.grace, std::chrono::floor<std::chrono::milliseconds>(
+                                    validity_left - timing_.kill_margin)));
+    session_.error(fmt::format(
+        "{} on {} ({}); terminating the command: SIGTERM now, SIGKILL after {} (the lock's "
+        "validity ends in {})",
+        hold_limit ? "--max-hold reached" : "lock lost", arguments_.resource, reason.message(),
+        args::format_duration(kill_in),
+        args::format_duration(std::max(
+            std::chrono::milliseconds{0},
+            std::chrono::floor<std::chrono::milliseconds>(validity_left)))));
     child_->signal_group(SIGTERM);
-    grace_timer_.expires_after(arguments_.grace);
+    grace_timer_.expires_after(kill_in);
     grace_timer_.async_wait([this](error_code ec) {
       if (ec) return;
       grace_over_ = true;
@@ -286,6 +313,7 @@ class exec_run {
   std::unique_ptr<child_process> child_;
   error_code lost_reason_;
   int exit_status_ = 0;
+  exec_timing timing_;
 };
 
 }  // namespace

@@ -18,7 +18,8 @@ struct exec_arguments {
   /// Unset: wait as long as it takes; 0: one attempt.
   std::optional<std::chrono::milliseconds> wait;
   std::chrono::milliseconds max_hold{0};
-  std::chrono::milliseconds grace{5000};
+  /// Unset: default_grace (see exec_timing.hpp).
+  std::optional<std::chrono::milliseconds> grace;
   int conflict_exit_code = 1;
   int lost_exit_code = 3;
 };

@@ -103,7 +103,9 @@ int main(int argc, char** argv) {
   args::add_duration(*exec, "--max-hold", exec_args.max_hold,
                      "Cap on the total hold time; reaching it counts as losing the lock (0: none)");
   args::add_duration(*exec, "--grace", exec_args.grace,
-                     "After a loss: time between SIGTERM and SIGKILL to CMD's process group");
+                     "After a loss: time between SIGTERM and SIGKILL to CMD's process group "
+                     "(default 5s, or a quarter of the TTL when less); SIGKILL always comes "
+                     "before the lock's validity ends, so it must fit in the TTL");
   exec->add_option("--conflict-exit-code", exec_args.conflict_exit_code,
                    "Exit status when the lock is held elsewhere")
       ->capture_default_str()

@@ -200,7 +200,7 @@ TEST_CASE("cli exec lost lock: a paused majority gets the command terminated and
           "[cli][exec][lost]") {
   fixture f;
   const std::string lost_code = GENERATE("default", "42");
-  std::vector<std::string> arguments{"exec", "--ttl", "1s", "--grace", "2s"};
+  std::vector<std::string> arguments{"exec", "--ttl", "1s", "--grace", "200ms"};
   if (lost_code != "default") arguments.insert(arguments.end(), {"--lost-exit-code", lost_code});
   arguments.insert(arguments.end(), {"job", "--", "sh", "-c", "echo $$ >&9; exec sleep 60"});
   auto cmd = f.start(arguments);
@@ -229,12 +229,78 @@ TEST_CASE("cli exec lost lock: a command ignoring SIGTERM gets SIGKILL after --g
   f.nodes.node(2).resume();
   INFO(done.err);
   CHECK(done.status == 3);
-  CHECK(done.err.find("SIGKILL after 300ms") != std::string::npos);
+  // SIGKILL after the grace, or sooner when the validity leaves less.
+  CHECK(std::regex_search(done.err, std::regex("SIGKILL after (300|29[0-9])ms")));
+}
+
+// Issue 20 §1: SIGKILL came --grace after a signal fired a tenth of the TTL
+// before the validity ended: a CMD ignoring SIGTERM ran on for seconds
+// while another exec already held the lock and ran its own.
+TEST_CASE("cli exec: a command ignoring SIGTERM is dead before its lock's validity ends",
+          "[cli][exec][lost]") {
+  fixture f;
+  const auto first_log = scratch_dir() / fmt::format("exec-bound-{}-first", ::getpid());
+  const auto second_log = scratch_dir() / fmt::format("exec-bound-{}-second", ::getpid());
+  std::filesystem::remove(first_log);
+  std::filesystem::remove(second_log);
+  auto first = f.start({"-v", "exec", "--ttl", "3s", "--grace", "1s", "job", "--", "sh", "-c",
+                        "trap '' TERM; echo started >&9; "
+                        "while :; do date +%s%N >> '" + first_log.string() +
+                            "'; sleep 0.01; done"},
+                       true);
+  // "acquired job (valid for N ms)": the validity ends by N ms after this read.
+  // (redlock says it after CMD has started: the two lines come in any order.)
+  std::optional<std::chrono::system_clock::time_point> validity_end;
+  bool started = false;
+  while (!started || !validity_end) {
+    const auto line = first.read_line();
+    std::smatch m;
+    if (std::regex_search(line, m, std::regex("acquired job \\(valid for ([0-9]+) ms\\)"))) {
+      validity_end = std::chrono::system_clock::now() + std::chrono::milliseconds(std::stoll(m[1]));
+    }
+    if (line == "started") started = true;
+  }
+  REQUIRE(validity_end.has_value());
+  // No extension can reach a quorum from now on.
+  f.nodes.node(1).pause();
+  f.nodes.node(2).pause();
+  auto second = f.start({"exec", "--wait", "20s", "job", "--", "sh", "-c",
+                         "date +%s%N > '" + second_log.string() + "'"});
+  const auto lost = first.wait(10s);
+  f.nodes.node(1).resume();
+  f.nodes.node(2).resume();
+  INFO(lost.err);
+  CHECK(lost.status == 3);
+  const auto won = second.wait(20s);
+  INFO(won.err);
+  CHECK(won.status == 0);
+
+  std::ifstream first_lines(first_log);
+  std::string line, last;
+  while (std::getline(first_lines, line)) {
+    if (!line.empty()) last = line;
+  }
+  std::ifstream second_lines(second_log);
+  std::string second_start;
+  std::getline(second_lines, second_start);
+  REQUIRE_FALSE(last.empty());
+  REQUIRE_FALSE(second_start.empty());
+  const auto last_write = std::chrono::system_clock::time_point(
+      std::chrono::duration_cast<std::chrono::system_clock::duration>(
+          std::chrono::nanoseconds(std::stoll(last))));
+  INFO("last write " << std::chrono::duration_cast<std::chrono::milliseconds>(
+                            *validity_end - last_write)
+                            .count()
+                     << " ms before the validity's end");
+  CHECK(last_write < *validity_end);
+  CHECK(std::stoll(second_start) > std::stoll(last));
+  std::filesystem::remove(first_log);
+  std::filesystem::remove(second_log);
 }
 
 TEST_CASE("cli exec --max-hold ends the command as a lost lock", "[cli][exec]") {
   fixture f;
-  auto cmd = f.start({"exec", "--ttl", "1s", "--max-hold", "1500ms", "--grace", "1s", "job", "--",
+  auto cmd = f.start({"exec", "--ttl", "1s", "--max-hold", "1500ms", "--grace", "300ms", "job", "--",
                       "sh", "-c", "echo $$ >&9; exec sleep 60"});
   CHECK(std::stoi(cmd.read_line()) > 0);
   const auto done = cmd.wait(10s);
@@ -684,6 +750,9 @@ TEST_CASE("cli usage errors exit 2 with one line naming the argument", "[cli][us
       {{"--nodes", three, "acquire", "--ttl", "0", "job"}, "--ttl"},
       {{"--nodes", three, "exec", "--wait", "soon", "job", "--", "true"}, "--wait"},
       {{"--nodes", three, "exec", "--grace", "1", "job", "--", "true"}, "--grace"},
+      {{"--nodes", three, "exec", "--ttl", "2s", "--grace", "5s", "job", "--", "true"},
+       "--grace 5s does not fit in --ttl 2s"},
+      {{"--nodes", three, "exec", "--ttl", "1s", "--grace", "-1s", "job", "--", "true"}, "--grace"},
       {{"--nodes", three, "exec", "-n", "--wait", "1s", "job", "--", "true"}, "--wait"},
       {{"--nodes", "localhost", "status", "job"}, "--nodes"},
       {{"--nodes", "127.0.0.1:99999", "status", "job"}, "--nodes"},
