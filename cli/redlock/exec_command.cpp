@@ -3,6 +3,7 @@
 #include "child_process.hpp"
 #include "exec_timing.hpp"
 #include "exit_codes.hpp"
+#include "kill_watchdog.hpp"
 
 #include "args/duration.hpp"
 
@@ -182,6 +183,7 @@ class exec_run {
       const int status = e.code().value() == ENOENT ? command_not_found : cannot_execute;
       return release(status);
     }
+    watchdog_.emplace(keeper_.held(), child_->pid(), timing_.kill_margin);
     if (session_.options().verbose) {
       session_.say(fmt::format("acquired {} (valid for {} ms); running pid {}", arguments_.resource,
                                validity.count(), child_->pid()));
@@ -198,30 +200,25 @@ class exec_run {
   }
 
   void lost(error_code reason) {
-    // Before CMD started, start_command sees it; after CMD ended, the
-    // release says whether the lock held to the end.
+    // Before CMD started, start_command sees it; after CMD ended,
+    // child_finished does.
     if (!child_ || child_done_ || lost_reason_) return;
+    terminate(reason, "");
+  }
+
+  /// SIGTERM to CMD's group now, SIGKILL after the grace or kill_margin
+  /// before the validity ends, whichever is first (a signal delivered late,
+  /// or a lock the nodes say is gone, whose validity was cut to its
+  /// discovery, leaves less). Signals first, says why after: a stderr that
+  /// blocks must not delay them (the watchdog's SIGKILL does not wait for
+  /// this thread either).
+  void terminate(error_code reason, const char* when) {
     lost_reason_ = reason;
-    const bool hold_limit = reason == errc::hold_limit_reached;
-    // SIGKILL after the grace, but never later than kill_margin before the
-    // validity ends (a signal delivered late, or a lock the nodes say is
-    // gone, whose validity was cut to its discovery, leaves less).
     const auto now = clock::now();
-    const auto validity_left = keeper_.held().validity_deadline() - now;
-    const auto kill_in = std::max(
-        std::chrono::milliseconds{0},
-        std::min(timing_.grace, std::chrono::floor<std::chrono::milliseconds>(
-                                    validity_left - timing_.kill_margin)));
-    session_.error(fmt::format(
-        "{} on {} ({}); terminating the command: SIGTERM now, SIGKILL after {} (the lock's "
-        "validity ends in {})",
-        hold_limit ? "--max-hold reached" : "lock lost", arguments_.resource, reason.message(),
-        args::format_duration(kill_in),
-        args::format_duration(std::max(
-            std::chrono::milliseconds{0},
-            std::chrono::floor<std::chrono::milliseconds>(validity_left)))));
-    child_->signal_group(SIGTERM);
-    grace_timer_.expires_after(kill_in);
+    const auto deadline = keeper_.held().validity_deadline();
+    const auto kill_at = std::min(now + timing_.grace, deadline - timing_.kill_margin);
+    child_->signal_group_members(SIGTERM);
+    grace_timer_.expires_after(std::max(clock::duration::zero(), kill_at - now));
     grace_timer_.async_wait([this](error_code ec) {
       if (ec) return;
       grace_over_ = true;
@@ -229,16 +226,25 @@ class exec_run {
       child_->signal_group_members(SIGKILL);
       if (child_done_) release(arguments_.lost_exit_code);
     });
+    const auto as_ms = [](clock::duration d) {
+      return args::format_duration(std::max(std::chrono::milliseconds{0},
+                                            std::chrono::floor<std::chrono::milliseconds>(d)));
+    };
+    const bool hold_limit = reason == errc::hold_limit_reached;
+    session_.error(fmt::format(
+        "{} on {}{} ({}); terminating the command: SIGTERM now, SIGKILL after {} (the lock's "
+        "validity ends in {})",
+        hold_limit ? "--max-hold reached" : "lock lost", arguments_.resource, when,
+        reason.message(), as_ms(kill_at - now), as_ms(deadline - now)));
   }
 
   void child_finished(int status) {
     child_done_ = true;
     if (session_.options().verbose) session_.say(fmt::format("command exited with {}", status));
     if (keeper_.lost() && !lost_reason_) {
-      // The signal's time had come but its handler had not run yet.
-      lost_reason_ = keeper_.lost_reason();
-      session_.error(fmt::format("lock on {} lost as the command ended ({})", arguments_.resource,
-                                 lost_reason_.message()));
+      // The signal's time had come but its handler had not run yet: what
+      // CMD left in its group is ended as after any loss.
+      terminate(keeper_.lost_reason(), " as the command ended");
     }
     if (lost_reason_) {
       // Others in CMD's group get until the grace timer's SIGKILL.
@@ -248,6 +254,7 @@ class exec_run {
       return release(arguments_.lost_exit_code);
     }
     grace_timer_.cancel();
+    if (watchdog_) watchdog_->disarm();
     const int ended_by = child_->ended_by_signal();
     if ((ended_by == SIGINT || ended_by == SIGQUIT) && !inherited_.was_ignored(ended_by)) {
       die_with_ = ended_by;
@@ -256,6 +263,7 @@ class exec_run {
   }
 
   void release(int status) {
+    if (watchdog_) watchdog_->disarm();
     keeper_.async_release([this, status](error_code ec, std::size_t) { released(ec, status); });
   }
 
@@ -285,6 +293,7 @@ class exec_run {
   }
 
   void end(int status) {
+    if (watchdog_) watchdog_->disarm();
     exit_status_ = status;
     forwarded_.cancel();
     child_ended_.cancel();
@@ -314,6 +323,8 @@ class exec_run {
   error_code lost_reason_;
   int exit_status_ = 0;
   exec_timing timing_;
+  /// Declared last: destroyed (joined) first, before the child it watches.
+  std::optional<kill_watchdog> watchdog_;
 };
 
 }  // namespace

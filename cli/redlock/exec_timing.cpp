@@ -28,11 +28,12 @@ constexpr double max_share = 0.8;
 /// The least share of the validity between the start of the extensions and
 /// the signal's time, for retries.
 constexpr double extension_room = 0.1;
+constexpr milliseconds min_kill_margin{20};
 
 }  // namespace
 
-milliseconds default_grace(milliseconds ttl, double drift_factor) {
-  return std::clamp(validity_of(ttl, drift_factor) / 4, milliseconds{0}, milliseconds{5000});
+milliseconds default_grace(milliseconds ttl, double /*drift_factor*/) {
+  return std::clamp(ttl / 4, milliseconds{0}, milliseconds{5000});
 }
 
 std::variant<exec_timing, std::string> plan_exec_timing(milliseconds ttl,
@@ -44,10 +45,18 @@ std::variant<exec_timing, std::string> plan_exec_timing(milliseconds ttl,
                        args::format_duration(ttl));
   }
   exec_timing timing;
-  timing.kill_margin = std::max(validity / 10, milliseconds{1});
-  timing.grace = grace.value_or(default_grace(ttl, drift_factor));
+  // At least 20 ms: ordinary scheduling delays must not push SIGKILL past
+  // the validity of a short TTL.
+  timing.kill_margin = std::max(validity / 10, min_kill_margin);
   const auto most = std::chrono::duration_cast<milliseconds>(max_share * validity) -
                     timing.kill_margin;
+  if (most < milliseconds{0}) {
+    return fmt::format(
+        "--ttl {} is too short for exec: CMD could not be killed {} before the lock's validity "
+        "ends",
+        args::format_duration(ttl), args::format_duration(min_kill_margin));
+  }
+  timing.grace = grace.value_or(std::min(default_grace(ttl, drift_factor), most));
   if (timing.grace < milliseconds{0} || timing.grace > most) {
     return fmt::format(
         "--grace {} does not fit in --ttl {}: CMD must be dead before the lock's validity ends, "

@@ -13,8 +13,9 @@ namespace redlock::cli {
 struct exec_timing {
   /// SIGTERM to SIGKILL.
   std::chrono::milliseconds grace{};
-  /// SIGKILL comes at least this long before the validity ends: room for
-  /// the timer's lateness and the kill itself.
+  /// SIGKILL comes at least this long before the validity ends (a tenth of
+  /// the validity, at least 20 ms): room for the timer's lateness and the
+  /// kill itself.
   std::chrono::milliseconds kill_margin{};
   /// keep_options::lost_margin: the signal (SIGTERM) fires this long before
   /// the validity ends, so that grace + kill_margin fit before it.
@@ -24,7 +25,7 @@ struct exec_timing {
   double extend_at = 1.0 / 3;
 };
 
-/// The default --grace: 5 s, or a quarter of the validity when less.
+/// The default --grace: 5 s, or a quarter of the TTL when less.
 std::chrono::milliseconds default_grace(std::chrono::milliseconds ttl, double drift_factor);
 
 /// The timing for `--ttl ttl` and `--grace grace` (default_grace when

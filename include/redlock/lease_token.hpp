@@ -27,11 +27,14 @@ struct lease_access;
 /// leader's term, the scoped forms).
 ///
 /// stop_requested() is true once the lost-lock signal has fired **or its
-/// time has passed**: it reads the clock itself, so a thread that resumes
-/// after a pause (SIGSTOP, a stopped VM, a long GC or page-fault stall) or
-/// while the client's executor is held up sees the loss before the
-/// executor has run the signal. Once true it never turns false. Check it
-/// before each side effect.
+/// time has passed**, and once the keeping has ended (released, stopped or
+/// destroyed keeper; a leader's step-down). It reads the clock itself
+/// (redlock::clock), so a thread that resumes after a process pause
+/// (SIGSTOP, a long GC or page-fault stall) or while the client's executor
+/// is held up sees the loss before the executor has run the signal. Once
+/// true it never turns false. Check it before each side effect. (A virtual
+/// machine whose clock stops while it is paused cannot see that pause; see
+/// docs/safety.md on clocks.)
 ///
 /// It converts to a `std::stop_token` (get_stop_token()) for
 /// `std::stop_callback` and APIs that take one: that token is requested

@@ -10,24 +10,31 @@ keep_op::keep_op(std::shared_ptr<node_set> nodes, redlock::lock held, const keep
       on_lost_(options.on_lost),
       fsm_(keep_rules_of(options, held_.ttl(), nodes_->config().drift_factor, clock::now()),
            held_.validity_deadline()) {
-  publish_signal_time(fsm_.signal_at(), fsm_.late_reason());
+  late_reason_.store(fsm_.late_reason(), std::memory_order_relaxed);
+  published_ = fsm_.signal_at().time_since_epoch().count();
+  signal_at_ns_.store(published_, std::memory_order_release);
 }
 
 bool keep_op::lost() const noexcept {
-  if (lost_.load(std::memory_order_acquire) || due_seen_.load(std::memory_order_acquire)) {
-    return true;
-  }
-  if (clock::now().time_since_epoch().count() >= signal_at_ns_.load(std::memory_order_acquire)) {
-    // Told once, for ever: the strand may be about to publish a later
-    // signal time for an extension that landed too late, so it is woken to
-    // fire the signal now.
-    if (!due_seen_.exchange(true, std::memory_order_acq_rel)) {
-      auto self = std::const_pointer_cast<keep_op>(shared_from_this());
-      boost::asio::post(nodes_->strand(), [self] { self->step(); });
+  if (lost_.load(std::memory_order_acquire)) return true;
+  const auto now = clock::now().time_since_epoch().count();
+  auto seen = signal_at_ns_.load(std::memory_order_acquire);
+  for (;;) {
+    if (seen == seen_marker) return true;
+    if (now < seen) return false;
+    // Claimed once, for ever: the strand can then no longer publish a later
+    // time for an extension that lands too late (its exchange fails and it
+    // fires the signal). Nothing is posted: this may run on any thread, even
+    // after the client's executor is gone.
+    if (signal_at_ns_.compare_exchange_weak(seen, seen_marker, std::memory_order_acq_rel)) {
+      return true;
     }
-    return true;
   }
-  return false;
+}
+
+bool keep_op::due() const noexcept {
+  // The lease is also over once the keeping ended without a signal.
+  return stop_requested_.load(std::memory_order_acquire) || lost();
 }
 
 error_code keep_op::reason() const noexcept {
@@ -36,9 +43,23 @@ error_code keep_op::reason() const noexcept {
   return {};
 }
 
-void keep_op::publish_signal_time(clock::time_point at, errc reason) noexcept {
+bool keep_op::publish_signal_time(clock::time_point at, errc reason) noexcept {
+  const auto wanted = at.time_since_epoch().count();
+  if (wanted == published_) return true;
+  auto expected = published_;
+  // Readers only ever replace our last value with the marker.
+  if (!signal_at_ns_.compare_exchange_strong(expected, wanted, std::memory_order_acq_rel)) {
+    return false;
+  }
   late_reason_.store(reason, std::memory_order_relaxed);
-  signal_at_ns_.store(at.time_since_epoch().count(), std::memory_order_release);
+  published_ = wanted;
+  return true;
+}
+
+void keep_op::take_sightings() noexcept {
+  // A reader told the work the signal's time had come: from now on the fsm
+  // agrees, before any other event can give another reason.
+  if (signal_at_ns_.load(std::memory_order_acquire) == seen_marker) fsm_.due_seen();
 }
 
 void keep_op::launch() {
@@ -78,6 +99,7 @@ void keep_op::lock_changed() {
 
 void keep_op::abort() {
   if (done_) return;
+  take_sightings();
   fsm_.closed();
   step();
 }
@@ -88,7 +110,7 @@ void keep_op::step() {
   // release through another copy.
   if (stop_requested_.load()) return finish();
   const auto& state = lock_access::state(held_);
-  if (due_seen_.load(std::memory_order_acquire)) fsm_.due_seen();
+  take_sightings();
   fsm_.observe(clock::now(), state->deadline(), state->found_lost.load(), state->released.load());
   for (;;) {
     const auto action = fsm_.resume(clock::now());
@@ -97,9 +119,8 @@ void keep_op::step() {
         send_extension(action.ttl);
         continue;
       case keep_action::kind::wait:
-        publish_signal_time(fsm_.signal_at(), fsm_.late_reason());
-        // A reader may have seen the old time pass just before this.
-        if (due_seen_.load(std::memory_order_acquire)) {
+        // A reader may have claimed the old time just before this.
+        if (!publish_signal_time(fsm_.signal_at(), fsm_.late_reason())) {
           fsm_.due_seen();
           continue;
         }
@@ -117,6 +138,7 @@ void keep_op::send_extension(milliseconds ttl) {
   auto extension = std::make_shared<extend_op>(
       nodes_, held_, ttl, [self = shared_from_this()](error_code ec, const redlock::lock&) {
         if (!ec && !self->done_) self->extensions_.fetch_add(1, std::memory_order_relaxed);
+        self->take_sightings();
         self->fsm_.on_extended(clock::now(), ec, lock_access::state(self->held_)->deadline());
         self->step();
       });
@@ -145,7 +167,8 @@ void keep_op::finish() {
   if (done_) return;
   done_ = true;
   fsm_.stop();
-  // Stopped without a signal: lost() stays false from now on.
+  // Stopped without a signal: lost() stays false from now on, unless a
+  // reader has already been told otherwise.
   if (!lost_.load()) publish_signal_time(clock::time_point::max(), errc::lock_expiring);
   lock_access::state(held_)->unwatch(this);
   nodes_->keepers().unschedule(*this);

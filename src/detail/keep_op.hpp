@@ -11,6 +11,7 @@
 #include <redlock/lease_token.hpp>
 
 #include <atomic>
+#include <limits>
 #include <memory>
 #include <stop_token>
 #include <vector>
@@ -44,7 +45,8 @@ class keep_op final : public registered_operation,
   /// Never turns false again once true.
   bool lost() const noexcept;
   error_code reason() const noexcept;
-  bool due() const noexcept override { return lost(); }
+  /// lost(), or the keeping was stopped (the lease is over either way).
+  bool due() const noexcept override;
   std::stop_token stop_token() const noexcept { return stop_source_.get_token(); }
   unsigned extensions() const noexcept { return extensions_.load(std::memory_order_relaxed); }
   const std::shared_ptr<node_set>& nodes() const noexcept { return nodes_; }
@@ -58,7 +60,10 @@ class keep_op final : public registered_operation,
   void send_extension(milliseconds ttl);
   void signal(error_code reason);
   void finish();
-  void publish_signal_time(clock::time_point at, errc reason) noexcept;
+  /// Publishes the signal's time for readers; false when a reader had
+  /// already claimed the previous one (the signal must fire now).
+  bool publish_signal_time(clock::time_point at, errc reason) noexcept;
+  void take_sightings() noexcept;
 
   std::shared_ptr<node_set> nodes_;
   redlock::lock held_;
@@ -70,12 +75,15 @@ class keep_op final : public registered_operation,
   std::atomic<bool> lost_{false};
   std::atomic<bool> stop_requested_{false};
   std::atomic<unsigned> extensions_{0};
-  /// When the signal is due if nothing lands first, and its reason then.
-  std::atomic<clock::rep> signal_at_ns_{clock::time_point::max().time_since_epoch().count()};
+  /// A reader saw the signal's time pass (stored in signal_at_ns_ in place
+  /// of the time): the strand must fire the signal, whatever lands later.
+  static constexpr clock::rep seen_marker = std::numeric_limits<clock::rep>::min();
+  /// When the signal is due if nothing lands first, or seen_marker. Only
+  /// the strand stores times; readers only swap the strand's last one for
+  /// the marker.
+  mutable std::atomic<clock::rep> signal_at_ns_{clock::time_point::max().time_since_epoch().count()};
+  clock::rep published_{};  ///< The strand's last store to signal_at_ns_.
   std::atomic<errc> late_reason_{errc::lock_expiring};
-  /// A reader saw the signal's time pass: the strand must fire the signal
-  /// even if a later deadline was published meanwhile.
-  mutable std::atomic<bool> due_seen_{false};
   bool enrolled_ = false;
   bool done_ = false;
 };

@@ -298,6 +298,33 @@ TEST_CASE("cli exec: a command ignoring SIGTERM is dead before its lock's validi
   std::filesystem::remove(second_log);
 }
 
+// Review of issue 20 §1: CMD ended after the signal's time but before its
+// handler ran, leaving a process in its group: redlock waited for a SIGKILL
+// timer nobody had set, for ever, while the leftover ran without the lock.
+TEST_CASE("cli exec: a command ending as its lock is lost leaves nothing running",
+          "[cli][exec][lost]") {
+  fixture f;
+  auto cmd = f.start({"exec", "--ttl", "1s", "job", "--", "sh", "-c",
+                      "sleep 1000 & echo $! >&9; sleep 0.3"});
+  const auto leftover = std::stoi(cmd.read_line());
+  // redlock is paused past its lock's validity (the key has gone from every
+  // node); CMD ends meanwhile, its leftover does not.
+  cmd.signal(SIGSTOP);
+  const bool expired = fixture::eventually([&] {
+    for (const auto& value : f.values("job")) {
+      if (value) return false;
+    }
+    return true;
+  });
+  cmd.signal(SIGCONT);
+  REQUIRE(expired);
+  const auto done = cmd.wait(10s);
+  INFO(done.err);
+  CHECK(done.status == 3);
+  CHECK_FALSE(alive(leftover));
+  if (alive(leftover)) ::kill(leftover, SIGKILL);
+}
+
 TEST_CASE("cli exec --max-hold ends the command as a lost lock", "[cli][exec]") {
   fixture f;
   auto cmd = f.start({"exec", "--ttl", "1s", "--max-hold", "1500ms", "--grace", "300ms", "job", "--",

@@ -28,7 +28,7 @@ TEST_CASE("exec timing: SIGKILL comes before the validity ends", "[unit][exec-ti
       const auto& t = std::get<exec_timing>(planned);
       INFO("ttl " << ttl.count() << " grace " << grace.count());
       CHECK(t.grace == grace);
-      CHECK(t.kill_margin > 0ms);
+      CHECK(t.kill_margin >= 20ms);
       // Signal at validity - lost_margin, SIGKILL grace later: kill_margin
       // before the end.
       CHECK(t.lost_margin == t.grace + t.kill_margin);
@@ -60,7 +60,11 @@ TEST_CASE("exec timing: the default grace is 5 s, or a quarter of the validity",
   CHECK(long_ttl.grace == 5s);
   CHECK(long_ttl.extend_at >= 1.0 / 3);
   const auto short_ttl = std::get<exec_timing>(plan_exec_timing(2s, std::nullopt, 0.01));
-  CHECK(short_ttl.grace == validity(2s) / 4);
+  CHECK(short_ttl.grace == 500ms);
+  // Too short a TTL for any grace is refused, naming it.
+  auto tiny = plan_exec_timing(25ms, std::nullopt, 0.01);
+  REQUIRE(std::holds_alternative<std::string>(tiny));
+  CHECK(std::get<std::string>(tiny).find("--ttl 25ms is too short") != std::string::npos);
   // A grace near the TTL moves the extensions earlier, never past 0.9.
   const auto wide = std::get<exec_timing>(plan_exec_timing(2s, 1380ms, 0.01));
   CHECK(wide.extend_at > 0.8);

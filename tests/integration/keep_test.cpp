@@ -78,7 +78,10 @@ TEST_CASE("a kept lock outlives many TTLs and excludes a contender throughout",
   // The keeping ended without a signal.
   run_until(e.io, [&] { return signal->reason.has_value(); });
   CHECK(*signal->reason == boost::asio::error::operation_aborted);
-  CHECK_FALSE(kept.stop_token().stop_requested());
+  // No signal was delivered, but the lease is over: the work's check says stop.
+  CHECK_FALSE(kept.stop_token().get_stop_token().stop_requested());
+  CHECK(kept.stop_token().stop_requested());
+  CHECK_FALSE(kept.lost());
 }
 
 TEST_CASE(
@@ -477,4 +480,49 @@ TEST_CASE("an extension TTL longer than the lock's is kept, not signalled at onc
   auto released = run_op<error_code, std::size_t>(
       e.io, [&](auto handler) { kept.async_release(std::move(handler)); });
   CHECK_FALSE(std::get<0>(released));
+}
+
+// Review of issue 20 §4: the reason lost() gave is the one the signal
+// delivers, even when the client closes before the executor runs again.
+TEST_CASE("the signal's reason is the one lost_reason() gave before it was delivered",
+          "[integration][keep]") {
+  env e;
+  redlock::client locks(e.io.get_executor(), e.config);
+  warm_up(e.io, locks);
+  auto got = acquire(e.io, locks, "reason-kept", once(600ms));
+  REQUIRE_FALSE(got.ec);
+  keeper kept(locks, got.held);
+  auto signal = watch(kept);
+  wait_on_timer(e.io, 50ms);
+  error_code told;
+  boost::asio::post(e.io, [&] {
+    locks.close();  // queued behind this handler
+    while (!kept.lost()) std::this_thread::sleep_for(1ms);
+    told = kept.lost_reason();
+  });
+  run_until(e.io, [&] { return signal->reason.has_value(); }, 5s);
+  CHECK(told == errc::lock_expiring);
+  CHECK(*signal->reason == told);
+  CHECK(kept.lost_reason() == told);
+}
+
+// Review of issue 20 §4: a token read after its keeper, client and
+// io_context are gone must neither touch them (ASan) nor say "go on".
+TEST_CASE("a lease token outlives its keeper, client and io_context safely",
+          "[integration][keep]") {
+  env e;
+  redlock::lease_token token;
+  {
+    boost::asio::io_context io;
+    redlock::client locks(io.get_executor(), e.config);
+    warm_up(io, locks);
+    auto got = acquire(io, locks, "outlived", once(300ms));
+    REQUIRE_FALSE(got.ec);
+    keeper kept(locks, got.held);
+    token = kept.stop_token();
+    CHECK_FALSE(token.stop_requested());
+  }  // destroyed without running what they posted
+  CHECK(token.stop_requested());
+  std::this_thread::sleep_for(400ms);  // past the lock's validity
+  CHECK(token.stop_requested());
 }
