@@ -251,3 +251,109 @@ TEST_CASE("periodic job: a run that dies shortly before the next due time does n
                    << " (2 = previous_running)");
   CHECK(b.runs[id] == 1);
 }
+
+// Issue 20, point 3: instances that claim at the same instant, each nearest
+// a different node, split the votes; no due time may be skipped for that.
+namespace split_votes {
+
+/// Every instance's outcomes and runs, by due id.
+struct tally {
+  std::map<std::string, int> runs;
+  std::map<std::string, std::map<int, occurrence_outcome>> outcome_by_instance;
+  std::map<occurrence_outcome, int> by_outcome;
+
+  /// Due ids for which every one of `instances` has reported an outcome.
+  std::vector<std::string> settled(int instances) const {
+    std::vector<std::string> ids;
+    for (const auto& [id, outcomes] : outcome_by_instance) {
+      if (static_cast<int>(outcomes.size()) == instances) ids.push_back(id);
+    }
+    return ids;
+  }
+};
+
+/// Instance `index` reaches node `index` directly and every other node
+/// through a proxy that delays its requests by `far`: claims made at the
+/// same instant land first on each instance's own node.
+struct near_instance {
+  near_instance(env& e, tally& book, int index, milliseconds far)
+      : config(e.config), timer(e.io) {
+    for (std::size_t node = 0; node < e.nodes.size(); ++node) {
+      if (static_cast<int>(node) == index) continue;
+      proxies.push_back(std::make_unique<redlock::test::fault_proxy>(e.nodes.node(node).port()));
+      proxies.back()->set_request_delay({far, 0ms});
+      config.nodes[node].port = proxies.back()->port();
+    }
+    locks.emplace(e.io.get_executor(), config);
+    redlock::periodic_options options;
+    options.when = redlock::schedule::every(2s);
+    options.max_clock_skew = 800ms;
+    options.lock = once(2s, 500ms);
+    job.emplace(
+        *locks, "report", options,
+        [this, &book](const occurrence& due, redlock::keeper&, redlock::work_done done) {
+          ++book.runs[due.id];
+          timer.expires_after(50ms);
+          timer.async_wait([d = std::make_shared<redlock::work_done>(std::move(done))](
+                               error_code) { (*d)({}); });
+        },
+        [&book, index](const occurrence& due, occurrence_outcome outcome, error_code) {
+          book.outcome_by_instance[due.id][index] = outcome;
+          ++book.by_outcome[outcome];
+        });
+  }
+
+  redlock::client_config config;
+  std::vector<std::unique_ptr<redlock::test::fault_proxy>> proxies;
+  std::optional<redlock::client> locks;
+  boost::asio::steady_timer timer;
+  std::optional<redlock::periodic_job> job;
+};
+
+/// Runs the instances until `due_times` due times have an outcome from
+/// each, then checks that each of those ran exactly once.
+void run_and_check(env& e, tally& book, std::vector<std::unique_ptr<near_instance>>& all,
+                   std::size_t due_times) {
+  for (auto& i : all) warm_up(e.io, *i->locks);
+  for (auto& i : all) i->job->start();
+  const int instances = static_cast<int>(all.size());
+  const bool settled = poll_until(
+      e.io, [&] { return book.settled(instances).size() >= due_times; },
+      milliseconds(2s) * static_cast<int>(due_times + 2), 10ms);
+  for (auto& i : all) i->job->stop();
+  INFO("ran " << book.by_outcome[occurrence_outcome::ran] << ", claimed elsewhere "
+              << book.by_outcome[occurrence_outcome::claimed_elsewhere] << ", failed "
+              << book.by_outcome[occurrence_outcome::failed]);
+  REQUIRE(settled);
+  for (const auto& id : book.settled(instances)) {
+    INFO("due " << id);
+    CHECK(book.runs[id] == 1);
+  }
+  for (const auto& [id, runs] : book.runs) {
+    INFO("due " << id);
+    CHECK(runs <= 1);
+  }
+}
+
+}  // namespace split_votes
+
+TEST_CASE("periodic job: instances each nearest another node run every due time once",
+          "[integration][periodic]") {
+  using namespace split_votes;
+  env e(3);
+  tally book;
+  std::vector<std::unique_ptr<near_instance>> all;
+  for (int i = 0; i < 3; ++i) all.push_back(std::make_unique<near_instance>(e, book, i, 25ms));
+  run_and_check(e, book, all, 3);
+}
+
+TEST_CASE("periodic job: one node of three down, two instances each nearest a live node",
+          "[integration][periodic]") {
+  using namespace split_votes;
+  env e(3);
+  e.nodes.node(2).stop();
+  tally book;
+  std::vector<std::unique_ptr<near_instance>> all;
+  for (int i = 0; i < 2; ++i) all.push_back(std::make_unique<near_instance>(e, book, i, 25ms));
+  run_and_check(e, book, all, 3);
+}
