@@ -272,14 +272,14 @@ struct tally {
   }
 };
 
-/// Instance `index` reaches node `index` directly and every other node
-/// through a proxy that delays its requests by `far`: claims made at the
-/// same instant land first on each instance's own node.
+/// Instance `index` reaches the nodes in `near` directly and every other
+/// node through a proxy that delays its requests by `far`: claims made at
+/// the same instant land first on each instance's own nodes.
 struct near_instance {
-  near_instance(env& e, tally& book, int index, milliseconds far)
+  near_instance(env& e, tally& book, int index, std::vector<std::size_t> near, milliseconds far)
       : config(e.config), timer(e.io) {
     for (std::size_t node = 0; node < e.nodes.size(); ++node) {
-      if (static_cast<int>(node) == index) continue;
+      if (std::find(near.begin(), near.end(), node) != near.end()) continue;
       proxies.push_back(std::make_unique<redlock::test::fault_proxy>(e.nodes.node(node).port()));
       proxies.back()->set_request_delay({far, 0ms});
       config.nodes[node].port = proxies.back()->port();
@@ -343,7 +343,9 @@ TEST_CASE("periodic job: instances each nearest another node run every due time 
   env e(3);
   tally book;
   std::vector<std::unique_ptr<near_instance>> all;
-  for (int i = 0; i < 3; ++i) all.push_back(std::make_unique<near_instance>(e, book, i, 25ms));
+  for (int i = 0; i < 3; ++i) {
+    all.push_back(std::make_unique<near_instance>(e, book, i, std::vector<std::size_t>{std::size_t(i)}, 25ms));
+  }
   run_and_check(e, book, all, 3);
 }
 
@@ -354,6 +356,21 @@ TEST_CASE("periodic job: one node of three down, two instances each nearest a li
   e.nodes.node(2).stop();
   tally book;
   std::vector<std::unique_ptr<near_instance>> all;
-  for (int i = 0; i < 2; ++i) all.push_back(std::make_unique<near_instance>(e, book, i, 25ms));
+  for (int i = 0; i < 2; ++i) {
+    all.push_back(std::make_unique<near_instance>(e, book, i, std::vector<std::size_t>{std::size_t(i)}, 25ms));
+  }
   run_and_check(e, book, all, 3);
+}
+
+TEST_CASE("periodic job: five nodes, three instances nearest 2, 2 and 1 of them",
+          "[integration][periodic]") {
+  using namespace split_votes;
+  env e(5);
+  tally book;
+  std::vector<std::unique_ptr<near_instance>> all;
+  const std::vector<std::vector<std::size_t>> near{{0, 1}, {2, 3}, {4}};
+  for (int i = 0; i < 3; ++i) {
+    all.push_back(std::make_unique<near_instance>(e, book, i, near[i], 25ms));
+  }
+  run_and_check(e, book, all, 2);
 }
