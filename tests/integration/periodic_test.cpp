@@ -374,3 +374,100 @@ TEST_CASE("periodic job: five nodes, three instances nearest 2, 2 and 1 of them"
   }
   run_and_check(e, book, all, 2);
 }
+
+TEST_CASE("async_claim_due: one of the callers claims the due time near now, the others find it "
+          "held",
+          "[integration][periodic]") {
+  env e(3);
+  std::vector<std::unique_ptr<redlock::client>> callers;
+  for (int i = 0; i < 3; ++i) {
+    callers.push_back(std::make_unique<redlock::client>(e.io.get_executor(), e.config));
+    warm_up(e.io, *callers.back());
+  }
+  redlock::due_claim_options options;
+  // A window of 2 * 900 ms + the request timeout: some due time is always in it.
+  options.when = redlock::schedule::every(2s);
+  options.max_clock_skew = 900ms;
+  options.lock = once(2s, 500ms);
+  using result = std::pair<error_code, redlock::due_claim>;
+  auto results = std::make_shared<std::vector<result>>();
+  for (auto& c : callers) {
+    redlock::async_claim_due(*c, "report", options, [results](error_code ec, redlock::due_claim r) {
+      results->emplace_back(ec, std::move(r));
+    });
+  }
+  run_until(e.io, [&] { return results->size() == callers.size(); });
+  std::map<redlock::claim_outcome, int> outcomes;
+  const redlock::due_claim* winner = nullptr;
+  for (const auto& [ec, r] : *results) {
+    CHECK_FALSE(ec);
+    ++outcomes[r.outcome];
+    CHECK(r.due.id == results->front().second.due.id);
+    CHECK(r.attempts >= 1);
+    if (r.outcome == redlock::claim_outcome::claimed) winner = &r;
+  }
+  CHECK(outcomes[redlock::claim_outcome::claimed] == 1);
+  CHECK(outcomes[redlock::claim_outcome::claimed_elsewhere] == 2);
+  REQUIRE(winner != nullptr);
+  // The claim is the lock periodic_job takes: <name>:due:<ms since the epoch>.
+  CHECK(winner->claim.resource() == "report:due:" + winner->due.id);
+  CHECK(e.key_everywhere(e.key(winner->claim.resource()), winner->claim.token()));
+  const auto due_ms = std::stoll(winner->due.id);
+  const auto now_ms = std::chrono::duration_cast<milliseconds>(
+                          redlock::wall_clock::now().time_since_epoch())
+                          .count();
+  CHECK(std::abs(now_ms - due_ms) <= 900 + 500 + 1000);
+  // A caller after them: held elsewhere (the claim outlives every window).
+  auto [late_ec, late] = run_op<error_code, redlock::due_claim>(e.io, [&](auto handler) {
+    redlock::async_claim_due(*callers[0], "report", options, std::move(handler));
+  });
+  CHECK_FALSE(late_ec);
+  CHECK(late.outcome == redlock::claim_outcome::claimed_elsewhere);
+  CHECK(late.due.id == winner->due.id);
+}
+
+TEST_CASE("async_claim_due: no due time in the window, cancellation and bad options",
+          "[integration][periodic]") {
+  env e(3);
+  redlock::client locks(e.io.get_executor(), e.config);
+  warm_up(e.io, locks);
+  redlock::due_claim_options options;
+  options.when = redlock::schedule::every(1h);
+  options.max_clock_skew = 1s;
+  options.lock = once(2s, 500ms);
+  // A clock half an hour away from every due time.
+  const auto into_hour = redlock::wall_clock::now().time_since_epoch() % 1h;
+  options.clock_offset = std::chrono::duration_cast<milliseconds>(30min - into_hour);
+  auto [ec, missed] = run_op<error_code, redlock::due_claim>(e.io, [&](auto handler) {
+    redlock::async_claim_due(locks, "report", options, std::move(handler));
+  });
+  CHECK_FALSE(ec);
+  CHECK(missed.outcome == redlock::claim_outcome::missed);
+  CHECK(missed.attempts == 0);
+  CHECK(missed.claim.empty());
+
+  // Cancelled through the stop token before it ends: operation_aborted.
+  options.clock_offset = 0ms;
+  options.when = redlock::schedule::every(2s);
+  options.max_clock_skew = 900ms;
+  std::stop_source stop;
+  options.lock.stop = stop.get_token();
+  stop.request_stop();
+  auto [aborted_ec, aborted] = run_op<error_code, redlock::due_claim>(e.io, [&](auto handler) {
+    redlock::async_claim_due(locks, "report", options, std::move(handler));
+  });
+  CHECK(aborted_ec == boost::asio::error::operation_aborted);
+  CHECK(aborted.outcome == redlock::claim_outcome::failed);
+
+  options.lock.stop = {};
+  auto claim = [&](std::string name, redlock::due_claim_options o) {
+    redlock::async_claim_due(locks, std::move(name), o, [](error_code, redlock::due_claim) {});
+  };
+  CHECK(code_of([&] { claim("", options); }) == errc::empty_resource);
+  auto wide = options;
+  wide.max_clock_skew = 1s;  // half of every(2s): two due times could be in one window
+  CHECK_THROWS_AS(claim("report", wide), std::invalid_argument);
+  auto negative = options;
+  negative.max_clock_skew = -1ms;
+  CHECK_THROWS_AS(claim("report", negative), std::invalid_argument);
+}
