@@ -173,7 +173,10 @@ void start_claim_due(client& owner, std::string name, due_claim_options options,
 ///
 /// Per-operation cancellation: options.lock.stop. An attempt in flight is
 /// undone first (as async_acquire does), a wait between attempts ends at
-/// once; the handler then gets operation_aborted.
+/// once; the handler then gets operation_aborted. Closing the client ends
+/// the claim at its next step with operation_aborted; the client must not
+/// be destroyed before the handler has run unless the stop was requested
+/// first.
 ///
 /// Throws boost::system::system_error for an empty name or bad lock
 /// options, std::invalid_argument for a max_clock_skew that is negative or
