@@ -1,14 +1,17 @@
 #include <redlock/periodic.hpp>
 
+#include "detail/claim_op.hpp"
 #include "detail/due_plan.hpp"
 
 #include <boost/asio/bind_executor.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/system_timer.hpp>
 #include <boost/system/system_error.hpp>
+#include <fmt/format.h>
 
 #include <atomic>
 #include <stdexcept>
+#include <stop_token>
 
 namespace redlock {
 namespace detail {
@@ -26,13 +29,12 @@ class periodic_run : public std::enable_shared_from_this<periodic_run> {
         strand_(boost::asio::make_strand(owner.get_executor())),
         timer_(strand_) {
     lag_ = effective_request_timeout(options_.lock);
-    // A claim is tried once: a due time's window is short.
+    // Each attempt is tried once; the claim op retries within the window.
     claim_options_ = options_.lock;
     claim_options_.retry = retry_policy::try_once();
     claim_options_.wait_timeout = milliseconds::zero();
-    claim_options_.ttl =
-        claim_ttl(options_.max_clock_skew, lag_, options_.lock.ttl, owner.config().drift_factor);
     claim_options_.request_timeout = lag_;
+    claim_options_.stop = stopping_.get_token();
     // The run lock may still be held by the previous run: wait for it (woken
     // by its release) until a crashed holder's lock has surely expired.
     run_options_ = options_.lock;
@@ -53,6 +55,7 @@ class periodic_run : public std::enable_shared_from_this<periodic_run> {
 
   void stop() {
     stopped_.store(true);
+    stopping_.request_stop();  // a claim in progress ends without touching the client
     boost::asio::post(strand_, [self = shared_from_this()] { self->timer_.cancel(); });
   }
 
@@ -84,21 +87,42 @@ class periodic_run : public std::enable_shared_from_this<periodic_run> {
   }
 
   void claim(const occurrence& due) {
+    claim_request request;
+    request.resource = claim_resource(name_, due.due);
+    request.due = due;
+    request.window = periodic_window(due.due, options_.max_clock_skew, lag_);
+    request.clock_offset = options_.clock_offset;
+    request.lock = claim_options_;
     // Never released once the job has started: the claim must outlive every
     // instance's window.
-    owner_.async_acquire(
-        name_ + ":due:" + due.id, claim_options_,
-        boost::asio::bind_executor(
-            strand_, [self = shared_from_this(), due](error_code ec, const lock& claimed) {
-              // Stopped: the client may be gone, so it is not touched again
-              // (an unused claim expires with its TTL).
-              if (self->stopped_.load()) return;
-              if (ec == errc::not_acquired) {
-                return self->report(due, occurrence_outcome::claimed_elsewhere, {});
-              }
-              if (ec) return self->report(due, occurrence_outcome::failed, ec);
-              self->run(due, claimed);
-            }));
+    request.lock.ttl = claim_ttl(request.window, options_.max_clock_skew, lag_, options_.lock.ttl,
+                                 owner_.config().drift_factor);
+    start_claim(owner_, std::move(request),
+                make_completion<error_code, due_claim>(
+                    boost::asio::bind_executor(
+                        strand_,
+                        [self = shared_from_this()](error_code ec, due_claim result) {
+                          // Stopped: the client may be gone, so it is not
+                          // touched again (an unused claim expires with its TTL).
+                          if (self->stopped_.load()) return;
+                          self->claimed(result, ec);
+                        }),
+                    owner_.get_executor()));
+  }
+
+  void claimed(const due_claim& result, error_code ec) {
+    switch (result.outcome) {
+      case claim_outcome::claimed:
+        return run(result.due, result.claim);
+      case claim_outcome::claimed_elsewhere:
+        return report(result.due, occurrence_outcome::claimed_elsewhere, {});
+      case claim_outcome::contended:
+        return report(result.due, occurrence_outcome::contended, {});
+      case claim_outcome::missed:
+        return report(result.due, occurrence_outcome::missed, {});
+      case claim_outcome::failed:
+        return report(result.due, occurrence_outcome::failed, ec);
+    }
   }
 
   /// Nothing ran: another instance still in its window may take the due time.
@@ -141,13 +165,56 @@ class periodic_run : public std::enable_shared_from_this<periodic_run> {
   boost::asio::basic_waitable_timer<wall_clock, boost::asio::wait_traits<wall_clock>,
                                     boost::asio::strand<client::executor_type>>
       timer_;
-  lock_options claim_options_;
+  lock_options claim_options_;  ///< All but the TTL, which depends on the window.
   lock_options run_options_;
   milliseconds lag_{};
   wall_clock::time_point next_{};
   bool started_ = false;
   std::atomic<bool> stopped_{false};
+  std::stop_source stopping_;
 };
+
+void start_claim_due(client& owner, std::string name, due_claim_options options,
+                     completion<error_code, due_claim> done) {
+  const error_code invalid = validate(name, options.lock, owner.config().drift_factor);
+  if (invalid) throw boost::system::system_error(invalid, "redlock: async_claim_due");
+  if (options.max_clock_skew.count() < 0) {
+    throw std::invalid_argument("redlock: async_claim_due: max_clock_skew is negative");
+  }
+  if (2 * options.max_clock_skew >= options.when.shortest_gap()) {
+    throw std::invalid_argument(fmt::format(
+        "redlock: async_claim_due: max_clock_skew {} ms is not less than half the shortest gap "
+        "between due times ({} ms)",
+        options.max_clock_skew.count(), options.when.shortest_gap().count()));
+  }
+  const auto lag = effective_request_timeout(options.lock);
+  const auto skew = options.max_clock_skew;
+  const auto now = wall_clock::now() + options.clock_offset;
+  const auto due = due_near(options.when, now, skew, lag);
+  if (!due) {
+    // Nothing to claim; never from inside the initiating function.
+    due_claim result;
+    result.due.due = options.when.next_after(now);
+    result.due.id = due_id(result.due.due);
+    result.outcome = claim_outcome::missed;
+    return boost::asio::post(owner.get_executor(), [done = std::move(done),
+                                                    result = std::move(result)]() mutable {
+      done({}, std::move(result));
+    });
+  }
+  claim_request request;
+  request.resource = claim_resource(name, *due);
+  request.due = {*due, due_id(*due)};
+  request.window = one_shot_window(*due, skew, lag);
+  request.clock_offset = options.clock_offset;
+  request.lock = options.lock;
+  request.lock.retry = retry_policy::try_once();
+  request.lock.wait_timeout = milliseconds::zero();
+  request.lock.request_timeout = lag;
+  request.lock.ttl =
+      claim_ttl(request.window, skew, lag, options.lock.ttl, owner.config().drift_factor);
+  start_claim(owner, std::move(request), std::move(done));
+}
 
 }  // namespace detail
 

@@ -62,6 +62,16 @@ schedule schedule::daily_at(std::string_view text) {
   return daily_at(std::move(times));
 }
 
+milliseconds schedule::shortest_gap() const {
+  if (interval_.count() > 0) return interval_;
+  // The gap across midnight counts too.
+  milliseconds shortest = std::chrono::hours(24) - times_of_day_.back() + times_of_day_.front();
+  for (std::size_t i = 1; i < times_of_day_.size(); ++i) {
+    shortest = std::min<milliseconds>(shortest, times_of_day_[i] - times_of_day_[i - 1]);
+  }
+  return shortest;
+}
+
 wall_clock::time_point schedule::next_after(wall_clock::time_point after) const {
   using duration = wall_clock::duration;
   if (interval_.count() > 0) {

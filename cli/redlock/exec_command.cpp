@@ -170,13 +170,13 @@ class exec_run {
       removed_env.push_back(session_.options().password_env);
     }
     try {
-      child_ = std::make_unique<child_process>(
-          arguments_.command,
-          std::vector<std::pair<std::string, std::string>>{
-              {"REDLOCK_RESOURCE", arguments_.resource},
-              {"REDLOCK_TOKEN", held.token()},
-              {"REDLOCK_VALIDITY_MS", std::to_string(validity.count())}},
-          removed_env, inherited_);
+      auto environment = arguments_.environment;
+      environment.insert(environment.begin(),
+                         {{"REDLOCK_RESOURCE", arguments_.resource},
+                          {"REDLOCK_TOKEN", held.token()},
+                          {"REDLOCK_VALIDITY_MS", std::to_string(validity.count())}});
+      child_ = std::make_unique<child_process>(arguments_.command, std::move(environment),
+                                               removed_env, inherited_);
     } catch (const std::system_error& e) {
       session_.error(fmt::format("cannot run '{}': {}", arguments_.command.front(),
                                  std::strerror(e.code().value())));
@@ -299,6 +299,7 @@ class exec_run {
     child_ended_.cancel();
     grace_timer_.cancel();
     keeper_.stop();
+    if (!child_ && arguments_.if_never_started) arguments_.if_never_started();
     session_.client().close();
   }
 

@@ -5,6 +5,7 @@
 #include "signals.hpp"
 
 #include <chrono>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -22,6 +23,11 @@ struct exec_arguments {
   std::optional<std::chrono::milliseconds> grace;
   int conflict_exit_code = 1;
   int lost_exit_code = 3;
+  /// Set for CMD besides REDLOCK_RESOURCE, REDLOCK_TOKEN, REDLOCK_VALIDITY_MS.
+  std::vector<std::pair<std::string, std::string>> environment;
+  /// Called before the client closes when CMD never started (--once-per
+  /// gives its claim back).
+  std::function<void()> if_never_started;
 };
 
 /// Lock options for waiting as the --wait / -n arguments say.

@@ -3,6 +3,7 @@
 
 #include "exec_command.hpp"
 #include "exit_codes.hpp"
+#include "once_per.hpp"
 #include "session.hpp"
 #include "signals.hpp"
 #include "status_command.hpp"
@@ -114,6 +115,19 @@ int main(int argc, char** argv) {
                    "Exit status when the lock is lost while CMD runs")
       ->capture_default_str()
       ->check(CLI::Range(0, 255));
+  once_per_arguments once_args;
+  auto* once_per = args::add_duration(
+      *exec, "--once-per", once_args.period,
+      "Run CMD once per DUR across every machine running this same line (periods from "
+      "00:00 UTC, 1 Jan 1970, shifted by --offset); the others exit 0 without running it");
+  once_per->default_str("");
+  args::add_duration(*exec, "--offset", once_args.offset,
+                     "--once-per: the due times are this long after the period's start")
+      ->needs(once_per);
+  args::add_duration(*exec, "--max-skew", once_args.max_skew,
+                     "--once-per: how far apart the machines' clocks and start times may be "
+                     "(less than half the period)")
+      ->needs(once_per);
 
   // acquire, extend, release
   token_arguments token_args;
@@ -167,7 +181,9 @@ int main(int argc, char** argv) {
     session s(global);
     int exit_status = usage;
     int die_with = 0;
-    if (exec->parsed()) {
+    if (exec->parsed() && once_per->count() > 0) {
+      exit_status = run_once_per(s, exec_args, once_args, inherited, die_with);
+    } else if (exec->parsed()) {
       exit_status = run_exec(s, exec_args, inherited, die_with);
     } else if (acquire->parsed()) {
       exit_status = run_acquire(s, token_args);

@@ -4,6 +4,7 @@
 
 #include <redlock/client.hpp>
 #include <redlock/config.hpp>
+#include <redlock/detail/completion.hpp>
 #include <redlock/keeper.hpp>
 #include <redlock/run_exclusive.hpp>
 
@@ -40,6 +41,8 @@ class schedule {
 
   /// The first due time strictly after `after`.
   wall_clock::time_point next_after(wall_clock::time_point after) const;
+  /// The shortest time between two consecutive due times.
+  milliseconds shortest_gap() const;
 
  private:
   milliseconds interval_{0};
@@ -72,19 +75,133 @@ struct occurrence {
   std::string id;
 };
 
+/// What became of one due time on one instance.
 enum class occurrence_outcome {
-  ran,                ///< This instance claimed it and ran the job.
-  claimed_elsewhere,  ///< Another instance claimed it first.
-  previous_running,   ///< Claimed, but the previous run still holds the run lock: skipped.
-  missed,             ///< This instance came too late (more than max_clock_skew).
-  failed,             ///< The claim or the run lock failed (no quorum, ...): not run here.
+  ran,  ///< This instance claimed it and ran the job.
+  /// Another instance holds the claim: a majority of the nodes held one
+  /// other instance's claim when this instance looked after being refused.
+  claimed_elsewhere,
+  previous_running,  ///< Claimed, but the previous run still holds the run lock: skipped.
+  missed,            ///< This instance came too late (more than max_clock_skew).
+  failed,            ///< The claim or the run lock failed (no quorum, ...): not run here.
+  /// Attempts kept being refused while nobody held the claim (the votes
+  /// split between instances claiming at the same moment) until this
+  /// instance's window closed: not run here, and held by no other instance
+  /// when it last looked (one whose window closes later may still take it).
+  contended,
 };
+
+/// What a claim of one due time came to (async_claim_due; periodic_job
+/// makes the same claims).
+enum class claim_outcome {
+  claimed,            ///< This instance holds the claim: it is to run the due time.
+  claimed_elsewhere,  ///< Another instance held the claim on a majority of the nodes.
+  /// Refused until the window closed, while nobody held the claim (split
+  /// votes); see occurrence_outcome::contended.
+  contended,
+  missed,  ///< No due time within the window at the call: nothing was sent.
+  failed,  ///< The nodes failed, or the claim was cancelled: see the error code.
+};
+
+/// Options of a one-shot claim (async_claim_due).
+struct due_claim_options {
+  schedule when = schedule::every(std::chrono::minutes(1));  ///< The due times.
+  /// The most the wall clocks (and the start times) of the instances may
+  /// differ. A claim is made for the due time within this long of the
+  /// caller's clock, before or after it (plus the request timeout after it,
+  /// for a late start); it must be less than half the shortest gap between
+  /// due times. 0 is allowed.
+  milliseconds max_clock_skew{1000};
+  /// The claim's lock options: `ttl` is kept as slack on top of the claim's
+  /// lifetime (see docs/usage.md), `request_timeout` (or its default) sets
+  /// each attempt's timeout and the retry spread, `stop` cancels the claim;
+  /// retries and wait_timeout are ignored (see async_claim_due).
+  lock_options lock{};
+  /// This instance reads its wall clock as system_clock + clock_offset.
+  milliseconds clock_offset{0};
+};
+
+/// The result of a one-shot claim.
+struct due_claim {
+  /// The due time claimed or considered: when none is within the window,
+  /// the one nearest the caller's clock.
+  occurrence due;
+  claim_outcome outcome = claim_outcome::failed;  ///< What the claim came to.
+  /// When claimed: the claim on `<name>:due:<id>`. Keep it once the job has
+  /// started (it must outlive every instance's window and expires by
+  /// itself); release it if the job does not start, so that another
+  /// instance still within its window may take the due time.
+  lock claim;
+  unsigned attempts = 0;  ///< Claim attempts made.
+};
+
+namespace detail {
+void start_claim_due(client& owner, std::string name, due_claim_options options,
+                     completion<error_code, due_claim> done);
+}
+
+/// Claims, once, the due time of `options.when` nearest the caller's clock,
+/// as a periodic_job with the same client key prefix and name claims it:
+/// a Redlock lock on `<name>:due:<milliseconds since the epoch>` that
+/// every instance (periodic_job or caller of this function) tries for the
+/// same due time and at most one obtains. The job itself is the caller's
+/// business; to run it as periodic_job does, hold the run lock `<name>`
+/// while it runs (async_run_exclusive), so runs of consecutive due times do
+/// not overlap either.
+///
+/// A due time is considered when the caller's clock is within
+/// max_clock_skew before it up to max_clock_skew plus the request timeout
+/// after it (the window). Each attempt is tried once; an attempt refused
+/// while nobody holds the claim (instances claiming at the same moment
+/// split the votes), or failing for too few answers, is retried after a
+/// random delay, uniform between zero and the request timeout, as long as
+/// it can start within the window. After a refusal, what every node holds
+/// is read (client::async_status) to tell a claim held by another instance
+/// (a majority holds its token) from a split vote.
+///
+/// Handler signature: `void(redlock::error_code, redlock::due_claim)`.
+///
+/// Completion condition: an attempt won the claim; or a read found it held
+/// elsewhere; or no further attempt could start within the window; or a
+/// failure that retrying cannot mend; or cancellation.
+///
+/// Error codes: success for every outcome but claim_outcome::failed; for
+/// that one, the last attempt's error (errc::quorum_unreachable,
+/// errc::validity_expired, a configuration error such as
+/// errc::authentication_failed), or boost::asio::error::operation_aborted
+/// when cancelled or the client was closed.
+///
+/// Per-operation cancellation: options.lock.stop. An attempt in flight is
+/// undone first (as async_acquire does), a wait between attempts ends at
+/// once; the handler then gets operation_aborted. Closing the client ends
+/// the claim at its next step with operation_aborted; the client must not
+/// be destroyed before the handler has run unless the stop was requested
+/// first.
+///
+/// Throws boost::system::system_error for an empty name or bad lock
+/// options, std::invalid_argument for a max_clock_skew that is negative or
+/// not less than half the shortest gap between due times.
+///
+/// The handler is never invoked from inside this function.
+template <class CompletionToken>
+auto async_claim_due(client& owner, std::string name, due_claim_options options,
+                     CompletionToken&& token) {
+  return boost::asio::async_initiate<CompletionToken, void(error_code, due_claim)>(
+      [&owner](auto handler, std::string name, due_claim_options options) {
+        detail::start_claim_due(owner, std::move(name), std::move(options),
+                                detail::make_completion<error_code, due_claim>(
+                                    std::move(handler), owner.get_executor()));
+      },
+      token, std::move(name), std::move(options));
+}
 
 /// Runs a job at most once per due time across every instance that runs a
 /// periodic_job with the same client key prefix, name and schedule.
 ///
 /// For each due time, the instance claims `<name>:due:<id>` with a lock that
 /// is not released once the job has started (see docs/usage.md for its TTL),
+/// retrying within its window while the claim is refused but held by
+/// nobody (split votes; see async_claim_due, which makes the same claims),
 /// then runs the job under the run lock `<name>` with auto-extension, so
 /// runs of consecutive due times never overlap either; the claimer waits
 /// for the run lock up to lock.ttl + the request timeout, by when a crashed

@@ -251,3 +251,223 @@ TEST_CASE("periodic job: a run that dies shortly before the next due time does n
                    << " (2 = previous_running)");
   CHECK(b.runs[id] == 1);
 }
+
+// Issue 20, point 3: instances that claim at the same instant, each nearest
+// a different node, split the votes; no due time may be skipped for that.
+namespace split_votes {
+
+/// Every instance's outcomes and runs, by due id.
+struct tally {
+  std::map<std::string, int> runs;
+  std::map<std::string, std::map<int, occurrence_outcome>> outcome_by_instance;
+  std::map<occurrence_outcome, int> by_outcome;
+
+  /// Due ids for which every one of `instances` has reported an outcome.
+  std::vector<std::string> settled(int instances) const {
+    std::vector<std::string> ids;
+    for (const auto& [id, outcomes] : outcome_by_instance) {
+      if (static_cast<int>(outcomes.size()) == instances) ids.push_back(id);
+    }
+    return ids;
+  }
+};
+
+/// Instance `index` reaches the nodes in `near` directly and every other
+/// node through a proxy that delays its requests by `far`: claims made at
+/// the same instant land first on each instance's own nodes.
+struct near_instance {
+  near_instance(env& e, tally& book, int index, std::vector<std::size_t> near, milliseconds far)
+      : config(e.config), timer(e.io) {
+    for (std::size_t node = 0; node < e.nodes.size(); ++node) {
+      if (std::find(near.begin(), near.end(), node) != near.end()) continue;
+      proxies.push_back(std::make_unique<redlock::test::fault_proxy>(e.nodes.node(node).port()));
+      proxies.back()->set_request_delay({far, 0ms});
+      config.nodes[node].port = proxies.back()->port();
+    }
+    locks.emplace(e.io.get_executor(), config);
+    redlock::periodic_options options;
+    options.when = redlock::schedule::every(2s);
+    options.max_clock_skew = 800ms;
+    options.lock = once(2s, 500ms);
+    job.emplace(
+        *locks, "report", options,
+        [this, &book](const occurrence& due, redlock::keeper&, redlock::work_done done) {
+          ++book.runs[due.id];
+          timer.expires_after(50ms);
+          timer.async_wait([d = std::make_shared<redlock::work_done>(std::move(done))](
+                               error_code) { (*d)({}); });
+        },
+        [&book, index](const occurrence& due, occurrence_outcome outcome, error_code) {
+          book.outcome_by_instance[due.id][index] = outcome;
+          ++book.by_outcome[outcome];
+        });
+  }
+
+  redlock::client_config config;
+  std::vector<std::unique_ptr<redlock::test::fault_proxy>> proxies;
+  std::optional<redlock::client> locks;
+  boost::asio::steady_timer timer;
+  std::optional<redlock::periodic_job> job;
+};
+
+/// Runs the instances until `due_times` due times have an outcome from
+/// each, then checks that each of those ran exactly once.
+void run_and_check(env& e, tally& book, std::vector<std::unique_ptr<near_instance>>& all,
+                   std::size_t due_times) {
+  for (auto& i : all) warm_up(e.io, *i->locks);
+  for (auto& i : all) i->job->start();
+  const int instances = static_cast<int>(all.size());
+  const bool settled = poll_until(
+      e.io, [&] { return book.settled(instances).size() >= due_times; },
+      milliseconds(2s) * static_cast<int>(due_times + 2), 10ms);
+  for (auto& i : all) i->job->stop();
+  INFO("ran " << book.by_outcome[occurrence_outcome::ran] << ", claimed elsewhere "
+              << book.by_outcome[occurrence_outcome::claimed_elsewhere] << ", failed "
+              << book.by_outcome[occurrence_outcome::failed]);
+  REQUIRE(settled);
+  for (const auto& id : book.settled(instances)) {
+    INFO("due " << id);
+    CHECK(book.runs[id] == 1);
+  }
+  for (const auto& [id, runs] : book.runs) {
+    INFO("due " << id);
+    CHECK(runs <= 1);
+  }
+}
+
+}  // namespace split_votes
+
+TEST_CASE("periodic job: instances each nearest another node run every due time once",
+          "[integration][periodic]") {
+  using namespace split_votes;
+  env e(3);
+  tally book;
+  std::vector<std::unique_ptr<near_instance>> all;
+  for (int i = 0; i < 3; ++i) {
+    all.push_back(std::make_unique<near_instance>(e, book, i, std::vector<std::size_t>{std::size_t(i)}, 25ms));
+  }
+  run_and_check(e, book, all, 3);
+}
+
+TEST_CASE("periodic job: one node of three down, two instances each nearest a live node",
+          "[integration][periodic]") {
+  using namespace split_votes;
+  env e(3);
+  e.nodes.node(2).stop();
+  tally book;
+  std::vector<std::unique_ptr<near_instance>> all;
+  for (int i = 0; i < 2; ++i) {
+    all.push_back(std::make_unique<near_instance>(e, book, i, std::vector<std::size_t>{std::size_t(i)}, 25ms));
+  }
+  run_and_check(e, book, all, 3);
+}
+
+TEST_CASE("periodic job: five nodes, three instances nearest 2, 2 and 1 of them",
+          "[integration][periodic]") {
+  using namespace split_votes;
+  env e(5);
+  tally book;
+  std::vector<std::unique_ptr<near_instance>> all;
+  const std::vector<std::vector<std::size_t>> near{{0, 1}, {2, 3}, {4}};
+  for (int i = 0; i < 3; ++i) {
+    all.push_back(std::make_unique<near_instance>(e, book, i, near[i], 25ms));
+  }
+  run_and_check(e, book, all, 2);
+}
+
+TEST_CASE("async_claim_due: one of the callers claims the due time near now, the others find it "
+          "held",
+          "[integration][periodic]") {
+  env e(3);
+  std::vector<std::unique_ptr<redlock::client>> callers;
+  for (int i = 0; i < 3; ++i) {
+    callers.push_back(std::make_unique<redlock::client>(e.io.get_executor(), e.config));
+    warm_up(e.io, *callers.back());
+  }
+  redlock::due_claim_options options;
+  // A window of 2 * 900 ms + the request timeout: some due time is always in it.
+  options.when = redlock::schedule::every(2s);
+  options.max_clock_skew = 900ms;
+  options.lock = once(2s, 500ms);
+  using result = std::pair<error_code, redlock::due_claim>;
+  auto results = std::make_shared<std::vector<result>>();
+  for (auto& c : callers) {
+    redlock::async_claim_due(*c, "report", options, [results](error_code ec, redlock::due_claim r) {
+      results->emplace_back(ec, std::move(r));
+    });
+  }
+  run_until(e.io, [&] { return results->size() == callers.size(); });
+  std::map<redlock::claim_outcome, int> outcomes;
+  const redlock::due_claim* winner = nullptr;
+  for (const auto& [ec, r] : *results) {
+    CHECK_FALSE(ec);
+    ++outcomes[r.outcome];
+    CHECK(r.due.id == results->front().second.due.id);
+    CHECK(r.attempts >= 1);
+    if (r.outcome == redlock::claim_outcome::claimed) winner = &r;
+  }
+  CHECK(outcomes[redlock::claim_outcome::claimed] == 1);
+  CHECK(outcomes[redlock::claim_outcome::claimed_elsewhere] == 2);
+  REQUIRE(winner != nullptr);
+  // The claim is the lock periodic_job takes: <name>:due:<ms since the epoch>.
+  CHECK(winner->claim.resource() == "report:due:" + winner->due.id);
+  CHECK(e.key_everywhere(e.key(winner->claim.resource()), winner->claim.token()));
+  const auto due_ms = std::stoll(winner->due.id);
+  const auto now_ms = std::chrono::duration_cast<milliseconds>(
+                          redlock::wall_clock::now().time_since_epoch())
+                          .count();
+  CHECK(std::abs(now_ms - due_ms) <= 900 + 500 + 1000);
+  // A caller after them: held elsewhere (the claim outlives every window).
+  auto [late_ec, late] = run_op<error_code, redlock::due_claim>(e.io, [&](auto handler) {
+    redlock::async_claim_due(*callers[0], "report", options, std::move(handler));
+  });
+  CHECK_FALSE(late_ec);
+  CHECK(late.outcome == redlock::claim_outcome::claimed_elsewhere);
+  CHECK(late.due.id == winner->due.id);
+}
+
+TEST_CASE("async_claim_due: no due time in the window, cancellation and bad options",
+          "[integration][periodic]") {
+  env e(3);
+  redlock::client locks(e.io.get_executor(), e.config);
+  warm_up(e.io, locks);
+  redlock::due_claim_options options;
+  options.when = redlock::schedule::every(1h);
+  options.max_clock_skew = 1s;
+  options.lock = once(2s, 500ms);
+  // A clock half an hour away from every due time.
+  const auto into_hour = redlock::wall_clock::now().time_since_epoch() % 1h;
+  options.clock_offset = std::chrono::duration_cast<milliseconds>(30min - into_hour);
+  auto [ec, missed] = run_op<error_code, redlock::due_claim>(e.io, [&](auto handler) {
+    redlock::async_claim_due(locks, "report", options, std::move(handler));
+  });
+  CHECK_FALSE(ec);
+  CHECK(missed.outcome == redlock::claim_outcome::missed);
+  CHECK(missed.attempts == 0);
+  CHECK(missed.claim.empty());
+
+  // Cancelled through the stop token before it ends: operation_aborted.
+  options.clock_offset = 0ms;
+  options.when = redlock::schedule::every(2s);
+  options.max_clock_skew = 900ms;
+  std::stop_source stop;
+  options.lock.stop = stop.get_token();
+  stop.request_stop();
+  auto [aborted_ec, aborted] = run_op<error_code, redlock::due_claim>(e.io, [&](auto handler) {
+    redlock::async_claim_due(locks, "report", options, std::move(handler));
+  });
+  CHECK(aborted_ec == boost::asio::error::operation_aborted);
+  CHECK(aborted.outcome == redlock::claim_outcome::failed);
+
+  options.lock.stop = {};
+  auto claim = [&](std::string name, redlock::due_claim_options o) {
+    redlock::async_claim_due(locks, std::move(name), o, [](error_code, redlock::due_claim) {});
+  };
+  CHECK(code_of([&] { claim("", options); }) == errc::empty_resource);
+  auto wide = options;
+  wide.max_clock_skew = 1s;  // half of every(2s): two due times could be in one window
+  CHECK_THROWS_AS(claim("report", wide), std::invalid_argument);
+  auto negative = options;
+  negative.max_clock_skew = -1ms;
+  CHECK_THROWS_AS(claim("report", negative), std::invalid_argument);
+}

@@ -68,8 +68,39 @@ TEST_CASE("due plan: the first due time, missing one, and how long a claim lives
   // A skew of 0 still leaves the timer its lag.
   CHECK_FALSE(missed(at(day, 10h), at(day, 10h) + 20ms, 0ms, 50ms));
   // 2 * (500 + 50) ms, 1% fast node clocks, the lock's TTL as slack.
-  CHECK(claim_ttl(500ms, 50ms, 10s, 0.01) == 1111ms + 10s);
+  CHECK(claim_ttl(periodic_window(at(day, 10h), 500ms, 50ms), 500ms, 50ms, 10s, 0.01) == 1111ms + 10s);
   // Long skews: the drift term grows with them (review: 15 min, 10 s TTL).
-  CHECK(claim_ttl(15min, 500ms, 10s, 0.01) > 2 * 15min + 18s);
+  CHECK(claim_ttl(periodic_window(at(day, 10h), 15min, 500ms), 15min, 500ms, 10s, 0.01) > 2 * 15min + 18s);
   CHECK(due_id(wall_clock::time_point(1234567ms)) == "1234567");
+}
+
+TEST_CASE("due plan: claim windows, the due time near now, the shortest gap",
+          "[unit][schedule]") {
+  using namespace redlock::detail;
+  const auto d = at(day, 10h);
+  const auto periodic = periodic_window(d, 500ms, 50ms);
+  CHECK(periodic.opens == d);
+  CHECK(periodic.closes == d + 550ms);
+  const auto one_shot = one_shot_window(d, 500ms, 50ms);
+  CHECK(one_shot.opens == d - 500ms);
+  CHECK(one_shot.closes == d + 550ms);
+  // A one-shot window is a skew longer: the claim lives a skew longer too.
+  CHECK(claim_ttl(one_shot, 500ms, 50ms, 10s, 0.0) == 1600ms + 10s);
+  CHECK(claim_resource("nightly", wall_clock::time_point(1234567ms)) == "nightly:due:1234567");
+
+  const auto minute = schedule::every(1min);
+  // Within the skew before or after a due time (plus the lag after it).
+  CHECK(due_near(minute, d - 2s, 2s, 50ms) == d);
+  CHECK(due_near(minute, d + 2050ms, 2s, 50ms) == d);
+  CHECK_FALSE(due_near(minute, d - 2001ms, 2s, 50ms));
+  CHECK_FALSE(due_near(minute, d + 2051ms, 2s, 50ms));
+  CHECK_FALSE(due_near(minute, d + 30s, 2s, 50ms));
+  // Two due times in reach: the nearer one.
+  const auto second = schedule::every(1s);
+  CHECK(due_near(second, d + 400ms, 450ms, 200ms) == d);
+  CHECK(due_near(second, d + 600ms, 450ms, 200ms) == d + 1s);
+
+  CHECK(schedule::every(1h, 5min).shortest_gap() == 1h);
+  CHECK(schedule::daily_at("02:30").shortest_gap() == 24h);
+  CHECK(schedule::daily_at("00:10,12:00,23:50").shortest_gap() == 20min);
 }
