@@ -59,12 +59,18 @@ std::string describe_nodes(const std::vector<node_outcome>& outcomes,
   for (std::size_t i = 0; i < outcomes.size() && i < nodes.size(); ++i) {
     const auto& o = outcomes[i];
     std::string why;
-    if (o.state == node_outcome::status::held_elsewhere) {
-      why = "held elsewhere";
-    } else if (o.state == node_outcome::status::failed) {
-      why = o.error ? o.error.message() : std::string("failed");
-    } else {
-      continue;
+    switch (o.state) {
+      case node_outcome::status::acquired:
+        continue;
+      case node_outcome::status::pending:
+        why = "no answer yet";
+        break;
+      case node_outcome::status::held_elsewhere:
+        why = "held elsewhere";
+        break;
+      case node_outcome::status::failed:
+        why = o.error ? o.error.message() : std::string("failed");
+        break;
     }
     if (!out.empty()) out += "; ";
     out += fmt::format("{}: {}", endpoint_name(nodes[i]), why);

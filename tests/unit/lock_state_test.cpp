@@ -56,11 +56,12 @@ TEST_CASE("describe_failure names each node that refused or failed, and why",
       {status::held_elsewhere, {}},
       {status::pending, {}}};
   CHECK(redlock::describe_nodes(outcomes, nodes) ==
-        "127.0.0.1:7002: Connection refused; [::1]:7003: held elsewhere");
+        "127.0.0.1:7002: Connection refused; [::1]:7003: held elsewhere; redis.example:7004: no "
+        "answer yet");
   const auto failed = redlock::detail::lock_access::failed(outcomes);
   CHECK(redlock::describe_failure(redlock::errc::quorum_unreachable, failed, nodes) ==
         "quorum unreachable: too few Redis nodes answered (127.0.0.1:7002: Connection refused; "
-        "[::1]:7003: held elsewhere)");
+        "[::1]:7003: held elsewhere; redis.example:7004: no answer yet)");
   // Nothing to name: the message alone.
   CHECK(redlock::describe_failure(redlock::errc::empty_resource, redlock::lock{}, nodes) ==
         redlock::error_code(redlock::errc::empty_resource).message());
