@@ -3,6 +3,7 @@
 
 #include "session.hpp"
 #include "signals.hpp"
+#include "waiting.hpp"
 
 #include <chrono>
 #include <optional>
@@ -17,14 +18,17 @@ struct exec_arguments {
   std::chrono::milliseconds ttl{30000};
   /// Unset: wait as long as it takes; 0: one attempt.
   std::optional<std::chrono::milliseconds> wait;
+  waiting_arguments waiting;
   std::chrono::milliseconds max_hold{0};
   std::chrono::milliseconds grace{5000};
   int conflict_exit_code = 1;
   int lost_exit_code = 3;
 };
 
-/// Lock options for waiting as the --wait / -n arguments say.
-lock_options with_wait(lock_options options, std::optional<std::chrono::milliseconds> wait);
+/// Lock options for waiting as the --wait / -n and --unreachable-timeout
+/// arguments say.
+lock_options with_wait(lock_options options, std::optional<std::chrono::milliseconds> wait,
+                       const waiting_arguments& waiting);
 
 /// Runs the command; returns redlock's exit status. When CMD died of
 /// SIGINT or SIGQUIT, `die_with` is set to that signal: redlock should die
