@@ -47,6 +47,16 @@ std::size_t occurrences(std::string_view text, std::string_view needle) {
   return count;
 }
 
+/// How many of `ports` `text` names as "127.0.0.1:P: <cause>".
+std::size_t named_nodes(std::string_view text, const std::vector<std::uint16_t>& ports,
+                        std::string_view cause) {
+  std::size_t named = 0;
+  for (const auto port : ports) {
+    named += text.find(fmt::format("127.0.0.1:{}: {}", port, cause)) != std::string_view::npos;
+  }
+  return named;
+}
+
 /// "(127.0.0.1:P: Connection refused; ...)" for each of `ports`.
 std::string refused_list(const std::vector<std::uint16_t>& ports) {
   std::string list;
@@ -136,10 +146,11 @@ TEST_CASE("cli acquire and exec fail at once on certificates and credentials the
       CHECK(done.status == 2);
       CHECK(done.out.empty());
       CHECK(done.took < 5s);
-      CHECK_THAT(done.err,
-                 Catch::Contains(fmt::format("127.0.0.1:{}: TLS certificate verification failed: "
-                                             "self-signed certificate in certificate chain",
-                                             p[1])));
+      // Each node that failed is named with the cause (a majority; the
+      // last may have been decided without).
+      CHECK(named_nodes(done.err, p,
+                        "TLS certificate verification failed: self-signed certificate in "
+                        "certificate chain") >= 2);
     }
   }
   SECTION("a password the nodes refuse") {
@@ -157,7 +168,7 @@ TEST_CASE("cli acquire and exec fail at once on certificates and credentials the
       CHECK(done.out.empty());
       CHECK(done.took < 5s);
       CHECK_THAT(done.err, Catch::Contains("the nodes refused the credentials"));
-      CHECK_THAT(done.err, Catch::Contains(fmt::format("127.0.0.1:{}: authentication", ports[0])));
+      CHECK(named_nodes(done.err, ports, "authentication to the Redis node failed") >= 2);
     }
   }
 }

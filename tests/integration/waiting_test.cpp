@@ -120,7 +120,9 @@ TEST_CASE("unreachable_timeout ends an acquire of nodes that cannot answer, nami
   CHECK_THAT(why, Catch::StartsWith(got.ec.message()));
   CHECK_THAT(why, Catch::Contains(fmt::format("127.0.0.1:{}: ", stopped)));
   CHECK_THAT(why, Catch::Contains(fmt::format("127.0.0.1:{}: Connection refused", refusing)));
-  CHECK_THAT(why, !Catch::Contains(fmt::format("127.0.0.1:{}", e.nodes.node(1).port())));
+  // Node 1 answers: at most decided without ("no answer yet"), never failed.
+  CHECK_THAT(why,
+             !Catch::Contains(fmt::format("127.0.0.1:{}: Connection", e.nodes.node(1).port())));
 
   SECTION("the blocking client throws it, naming the nodes in what()") {
     redlock::blocking_client blocking(e.config);
@@ -194,10 +196,15 @@ TEST_CASE("certificates that do not verify end an acquire at once, however it re
   INFO(why << "\n" << log.dump());
   CHECK(got.ec.category() == redlock::tls_verify_category());
   CHECK(ms_since(start) < 5s);  // one attempt: connect, handshake, refuse
-  CHECK_THAT(why, Catch::Contains(
-                      fmt::format("127.0.0.1:{}: TLS certificate verification failed: self-signed "
-                                  "certificate in certificate chain",
-                                  nodes.tls_ports[0])));
+  // Named on each node that failed (a majority; the last may have been
+  // decided without).
+  std::size_t named = 0;
+  for (const auto port : nodes.tls_ports) {
+    named += why.find(fmt::format("127.0.0.1:{}: TLS certificate verification failed: "
+                                  "self-signed certificate in certificate chain",
+                                  port)) != std::string::npos;
+  }
+  CHECK(named >= 2);
 }
 
 TEST_CASE("a password the nodes refuse ends an acquire at once, however it retries",
@@ -214,7 +221,7 @@ TEST_CASE("a password the nodes refuse ends an acquire at once, however it retri
   CHECK(ms_since(start) < 5s);
 }
 
-TEST_CASE("blocking try_acquire_scoped_for: yes, kept extended; or no after the wait; or throws",
+TEST_CASE("blocking try_acquire_scoped_for: held and kept extended, none after the wait, or thrown",
           "[integration][waiting][scoped]") {
   env e(3);
   redlock::blocking_client locks(e.config);
