@@ -1,5 +1,6 @@
 #include <redlock/blocking_client.hpp>
 
+#include <fmt/format.h>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/system/system_error.hpp>
 
@@ -24,6 +25,14 @@ Result wait_for(Start start, error_code& ec) {
 
 void throw_if(const error_code& ec, const char* what) {
   if (ec) throw boost::system::system_error(ec, what);
+}
+
+/// As throw_if, naming in what() each node that refused or failed `failed`.
+void throw_if(const error_code& ec, const char* what, const lock& failed, const client& c) {
+  if (!ec) return;
+  const auto nodes = describe_nodes(failed.nodes(), c.config().nodes);
+  if (nodes.empty()) throw boost::system::system_error(ec, what);
+  throw boost::system::system_error(ec, fmt::format("{} ({})", what, nodes));
 }
 
 }  // namespace
@@ -65,7 +74,7 @@ lock blocking_client::acquire(std::string resource, const lock_options& options,
 lock blocking_client::acquire(std::string resource, const lock_options& options) {
   error_code ec;
   auto result = acquire(std::move(resource), options, ec);
-  throw_if(ec, "redlock: acquire");
+  throw_if(ec, "redlock: acquire", result, async_client());
   return result;
 }
 
@@ -81,7 +90,7 @@ lock blocking_client::acquire_all(std::vector<std::string> resources, const lock
 lock blocking_client::acquire_all(std::vector<std::string> resources, const lock_options& options) {
   error_code ec;
   auto result = acquire_all(std::move(resources), options, ec);
-  throw_if(ec, "redlock: acquire_all");
+  throw_if(ec, "redlock: acquire_all", result, async_client());
   return result;
 }
 
@@ -99,7 +108,7 @@ std::optional<lock> blocking_client::try_acquire(std::string resource,
   error_code ec;
   auto result = acquire(std::move(resource), options, ec);
   if (ec == errc::not_acquired) return std::nullopt;
-  throw_if(ec, "redlock: acquire");
+  throw_if(ec, "redlock: acquire", result, async_client());
   return result;
 }
 
@@ -118,6 +127,18 @@ std::optional<lock> blocking_client::try_acquire_within(std::string resource, mi
   options.retry.wake_on_release = true;
   options.wait_timeout = wait;
   return try_acquire(std::move(resource), options);
+}
+
+std::optional<scoped_lock> blocking_client::try_acquire_scoped_within(std::string resource,
+                                                                      milliseconds wait,
+                                                                      lock_options options,
+                                                                      const keep_options& keep) {
+  // Checked first: a bad keep option must not leave a lock behind.
+  throw_if(validate(keep, options.ttl, async_client().config().drift_factor),
+           "redlock: try_acquire_scoped_for");
+  auto held = try_acquire_within(std::move(resource), wait, std::move(options));
+  if (!held) return std::nullopt;
+  return scoped_lock(runner_, keeper(async_client(), std::move(*held), keep));
 }
 
 std::size_t blocking_client::release(const lock& held, error_code& ec) {

@@ -146,6 +146,11 @@ milliseconds effective_request_timeout(const lock_options& options) noexcept {
   return std::clamp(options.ttl / 20, milliseconds{1}, milliseconds{500});
 }
 
+unsigned effective_max_attempts(const lock_options& options) noexcept {
+  if (options.retry.max_attempts) return *options.retry.max_attempts;
+  return options.wait_timeout.count() > 0 ? 0U : retry_policy::default_max_attempts;
+}
+
 error_code validate(std::string_view resource, const lock_options& options, double drift_factor) {
   if (resource.empty()) return errc::empty_resource;
   if (options.ttl.count() <= 0 || options.ttl > max_duration) return errc::invalid_ttl;
@@ -157,7 +162,7 @@ error_code validate(std::string_view resource, const lock_options& options, doub
   const auto& retry = options.retry;
   const auto in_range = [](milliseconds d) { return d.count() >= 0 && d <= max_duration; };
   if (!in_range(retry.base_delay) || !in_range(retry.max_delay) ||
-      !in_range(options.wait_timeout) ||
+      !in_range(options.wait_timeout) || !in_range(options.unreachable_timeout) ||
       (retry.mode == retry_policy::backoff::exponential && retry.base_delay > retry.max_delay) ||
       !(retry.jitter >= 0.0 && retry.jitter <= 1.0)) {
     return errc::invalid_retry_policy;

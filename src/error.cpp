@@ -133,4 +133,10 @@ bool is_invalid_argument(const error_code& ec) noexcept {
   return ec == boost::system::errc::invalid_argument;
 }
 
+bool is_permanent_node_failure(const error_code& ec) noexcept {
+  return ec == errc::authentication_failed || ec == errc::replica_node ||
+         ec == errc::cluster_node || ec == errc::same_server ||
+         ec.category() == tls_verify_category();
+}
+
 }  // namespace redlock

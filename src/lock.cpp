@@ -2,6 +2,8 @@
 
 #include "detail/lock_state.hpp"
 
+#include <fmt/format.h>
+
 namespace redlock {
 namespace {
 const std::string nothing;
@@ -44,6 +46,44 @@ bool lock::valid(clock::time_point now) const noexcept {
 std::chrono::milliseconds lock::remaining_validity(clock::time_point now) const noexcept {
   if (!valid(now)) return std::chrono::milliseconds{0};
   return std::chrono::duration_cast<std::chrono::milliseconds>(state_->deadline() - now);
+}
+
+std::string endpoint_name(const node_config& node) {
+  if (node.host.find(':') != std::string::npos) return fmt::format("[{}]:{}", node.host, node.port);
+  return fmt::format("{}:{}", node.host, node.port);
+}
+
+std::string describe_nodes(const std::vector<node_outcome>& outcomes,
+                           const std::vector<node_config>& nodes) {
+  std::string out;
+  for (std::size_t i = 0; i < outcomes.size() && i < nodes.size(); ++i) {
+    const auto& o = outcomes[i];
+    std::string why;
+    switch (o.state) {
+      case node_outcome::status::acquired:
+        continue;
+      case node_outcome::status::pending:
+        why = "no answer yet";
+        break;
+      case node_outcome::status::held_elsewhere:
+        why = "held elsewhere";
+        break;
+      case node_outcome::status::failed:
+        why = o.error ? o.error.message() : std::string("failed");
+        break;
+    }
+    if (!out.empty()) out += "; ";
+    out += fmt::format("{}: {}", endpoint_name(nodes[i]), why);
+  }
+  return out;
+}
+
+std::string describe_failure(error_code ec, const lock& failed,
+                             const std::vector<node_config>& nodes) {
+  auto text = ec.message();
+  const auto which = describe_nodes(failed.nodes(), nodes);
+  if (!which.empty()) text += fmt::format(" ({})", which);
+  return text;
 }
 
 }  // namespace redlock

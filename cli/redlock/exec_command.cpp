@@ -26,7 +26,8 @@ namespace redlock::cli {
 
 namespace args = redlock::args;
 
-lock_options with_wait(lock_options options, std::optional<std::chrono::milliseconds> wait) {
+lock_options with_wait(lock_options options, std::optional<std::chrono::milliseconds> wait,
+                       const waiting_arguments& waiting) {
   using std::chrono::milliseconds;
   if (wait && wait->count() == 0) {
     options.retry = retry_policy::try_once();
@@ -36,6 +37,9 @@ lock_options with_wait(lock_options options, std::optional<std::chrono::millisec
   // while a holder that crashed lets its key expire.
   options.retry = retry_policy::exponential(milliseconds{100}, milliseconds{1000}, 0);
   options.wait_timeout = wait.value_or(milliseconds{0});
+  // Waiting for a holder may take for ever; waiting for nodes that cannot
+  // answer may not.
+  options.unreachable_timeout = waiting.unreachable_timeout;
   return options;
 }
 
@@ -52,7 +56,8 @@ class exec_run {
         inherited_(inherited),
         forwarded_(s.io()),
         child_ended_(s.io(), SIGCHLD),
-        grace_timer_(s.io()) {
+        grace_timer_(s.io()),
+        notices_(s, arguments.resource, arguments.waiting.notice_interval) {
     // A signal ignored when redlock started (nohup, `cmd &`) stays ignored,
     // by redlock and by CMD.
     for (int forwarded : {SIGINT, SIGTERM, SIGHUP}) {
@@ -64,8 +69,8 @@ class exec_run {
   int die_with() const noexcept { return die_with_; }
 
   int run() {
-    auto options =
-        with_wait(session_.lock_options_for(arguments_.resource, arguments_.ttl), arguments_.wait);
+    auto options = with_wait(session_.lock_options_for(arguments_.resource, arguments_.ttl),
+                             arguments_.wait, arguments_.waiting);
     auto planned =
         plan_exec_timing(options.ttl, arguments_.grace, session_.options().drift_factor);
     if (auto* problem = std::get_if<std::string>(&planned)) throw usage_problem{*problem};
@@ -80,6 +85,7 @@ class exec_run {
     }
     session_.client().async_acquire(arguments_.resource, options,
                                     [this](error_code ec, lock held) { acquired(ec, held); });
+    notices_.start();
     try {
       session_.io().run();
     } catch (...) {
@@ -116,6 +122,7 @@ class exec_run {
   }
 
   void acquired(error_code ec, lock held) {
+    notices_.stop();
     if (interrupted_by_) {
       session_.say(fmt::format("interrupted by signal {} before acquiring {}", interrupted_by_,
                                arguments_.resource));
@@ -135,7 +142,9 @@ class exec_run {
         }
         return end(arguments_.conflict_exit_code);
       }
-      session_.error(fmt::format("could not acquire {}: {}", arguments_.resource, describe(ec)));
+      session_.error(
+          fmt::format("could not acquire {}: {}", arguments_.resource,
+                      describe(ec, held, session_.client().config().nodes, session_.answers())));
       return end(exit_status_for(ec));
     }
     start_command(std::move(held));
@@ -317,6 +326,7 @@ class exec_run {
   boost::asio::signal_set forwarded_;
   boost::asio::signal_set child_ended_;
   boost::asio::steady_timer grace_timer_;
+  wait_notices notices_;
   std::stop_source stop_waiting_;
   int interrupted_by_ = 0;
   keeper keeper_;

@@ -3,6 +3,7 @@
 
 #include "session.hpp"
 #include "signals.hpp"
+#include "waiting.hpp"
 
 #include <chrono>
 #include <functional>
@@ -18,6 +19,7 @@ struct exec_arguments {
   std::chrono::milliseconds ttl{30000};
   /// Unset: wait as long as it takes; 0: one attempt.
   std::optional<std::chrono::milliseconds> wait;
+  waiting_arguments waiting;
   std::chrono::milliseconds max_hold{0};
   /// Unset: default_grace (see exec_timing.hpp).
   std::optional<std::chrono::milliseconds> grace;
@@ -30,8 +32,10 @@ struct exec_arguments {
   std::function<void()> if_never_started;
 };
 
-/// Lock options for waiting as the --wait / -n arguments say.
-lock_options with_wait(lock_options options, std::optional<std::chrono::milliseconds> wait);
+/// Lock options for waiting as the --wait / -n and --unreachable-timeout
+/// arguments say.
+lock_options with_wait(lock_options options, std::optional<std::chrono::milliseconds> wait,
+                       const waiting_arguments& waiting);
 
 /// Runs the command; returns redlock's exit status. When CMD died of
 /// SIGINT or SIGQUIT, `die_with` is set to that signal: redlock should die

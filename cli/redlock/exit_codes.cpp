@@ -6,9 +6,7 @@ int exit_status_for(error_code ec) {
   if (!ec) return done;
   // Configuration the nodes refuse: credentials, certificates, nodes that
   // are no independent masters.
-  if (is_invalid_argument(ec) || ec == errc::authentication_failed ||
-      ec.category() == tls_verify_category() || ec == errc::replica_node ||
-      ec == errc::cluster_node || ec == errc::same_server) {
+  if (is_invalid_argument(ec) || is_permanent_node_failure(ec)) {
     return usage;
   }
   if (ec == errc::not_acquired) return held_elsewhere;

@@ -24,8 +24,11 @@ namespace {
 using namespace redlock::cli;
 namespace args = redlock::args;
 
-/// --wait DUR and -n (--wait 0); absent, the wait has no bound.
-void add_wait_options(CLI::App& command, std::optional<std::chrono::milliseconds>& wait) {
+/// --wait DUR and -n (--wait 0); absent, the wait for a holder has no
+/// bound. --unreachable-timeout bounds the wait for nodes that cannot
+/// answer; --notice-interval paces the "still waiting" notices.
+void add_wait_options(CLI::App& command, std::optional<std::chrono::milliseconds>& wait,
+                      waiting_arguments& waiting) {
   auto* bounded = args::add_duration(
       command, "--wait", wait,
       "Give up when the lock is still held elsewhere after DUR (default: wait as long as it "
@@ -35,6 +38,11 @@ void add_wait_options(CLI::App& command, std::optional<std::chrono::milliseconds
           "-n,--no-wait", [&wait] { wait = std::chrono::milliseconds{0}; },
           "Same as --wait 0: one attempt")
       ->excludes(bounded);
+  args::add_duration(command, "--unreachable-timeout", waiting.unreachable_timeout,
+                     "Exit 4 once no attempt has been answered by a majority of the nodes for "
+                     "DUR (0: wait for them as long as it takes)");
+  args::add_duration(command, "--notice-interval", waiting.notice_interval,
+                     "While waiting, say why on stderr every DUR (0: never; -q: never)");
 }
 
 }  // namespace
@@ -100,7 +108,7 @@ int main(int argc, char** argv) {
   exec->allow_extras();
   exec->add_option("RESOURCE", exec_args.resource, "The resource to lock")->required();
   args::add_duration(*exec, "--ttl", exec_args.ttl, "TTL of the lock and of each extension");
-  add_wait_options(*exec, exec_args.wait);
+  add_wait_options(*exec, exec_args.wait, exec_args.waiting);
   args::add_duration(*exec, "--max-hold", exec_args.max_hold,
                      "Cap on the total hold time; reaching it counts as losing the lock (0: none)");
   args::add_duration(*exec, "--grace", exec_args.grace,
@@ -135,7 +143,7 @@ int main(int argc, char** argv) {
       "acquire", "Acquire RESOURCE; print its token on stdout (the validity on stderr)");
   acquire->add_option("RESOURCE", token_args.resource, "The resource to lock")->required();
   args::add_duration(*acquire, "--ttl", token_args.ttl, "TTL of the lock");
-  add_wait_options(*acquire, token_args.wait);
+  add_wait_options(*acquire, token_args.wait, token_args.waiting);
 
   auto* extend = app.add_subcommand("extend", "Extend the lock TOKEN holds on RESOURCE");
   extend->add_option("RESOURCE", token_args.resource, "The locked resource")->required();

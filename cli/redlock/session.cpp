@@ -1,5 +1,7 @@
 #include "session.hpp"
 
+#include "waiting.hpp"
+
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -19,6 +21,20 @@ std::string describe(error_code ec) {
     return "the nodes refused the credentials (--user, --password-env)";
   }
   return ec.message();
+}
+
+std::string describe(error_code ec, const lock& failed, const std::vector<node_config>& nodes,
+                     const acquire_answers& answers) {
+  auto text = describe(ec);
+  // A node the last attempt was decided without: its latest answer (which
+  // may have come after the decision) says more than "no answer yet".
+  auto outcomes = failed.nodes();
+  for (std::size_t i = 0; i < outcomes.size() && i < answers.latest().size(); ++i) {
+    if (outcomes[i].state == node_outcome::status::pending) outcomes[i] = answers.latest()[i];
+  }
+  const auto which = describe_nodes(outcomes, nodes);
+  if (!which.empty()) text += fmt::format(" ({})", which);
+  return text;
 }
 
 namespace {
@@ -66,6 +82,8 @@ session::session(const global_options& options) : options_(options) {
   config.connect_timeout = options.connect_timeout;
   config.warn_without_aof = options.warn_without_aof;
   config.tls = options.tls;
+  answers_ = std::make_shared<acquire_answers>(config.nodes.size());
+  config.observer = answers_;
   const bool verbose = options.verbose;
   const bool quiet = options.quiet;
   config.log = [verbose, quiet](log_level level, std::string_view line) {

@@ -16,6 +16,8 @@
 
 namespace redlock::cli {
 
+class acquire_answers;
+
 /// The options given before the command.
 struct global_options {
   std::vector<node_config> nodes;
@@ -50,6 +52,8 @@ class session {
   boost::asio::io_context& io() noexcept { return io_; }
   redlock::client& client() noexcept { return *client_; }
   const global_options& options() const noexcept { return options_; }
+  /// Each node's latest answer to an acquire attempt (see wait_notices).
+  const acquire_answers& answers() const noexcept { return *answers_; }
 
   /// Prints "redlock: <message>" on stderr unless --quiet (errors always).
   void say(const std::string& message) const;
@@ -87,10 +91,16 @@ class session {
  private:
   global_options options_;
   boost::asio::io_context io_;
+  std::shared_ptr<acquire_answers> answers_;
   std::unique_ptr<redlock::client> client_;
 };
 
 /// The message for an error code; for an invalid argument, naming the option.
 std::string describe(error_code ec);
+/// describe(ec), then each node that did not grant `failed` and why (see
+/// redlock::describe_nodes), in parentheses; for a node it was decided
+/// without, its latest answer in `answers` counts.
+std::string describe(error_code ec, const lock& failed, const std::vector<node_config>& nodes,
+                     const acquire_answers& answers);
 
 }  // namespace redlock::cli

@@ -48,7 +48,8 @@ lock adopted(session& s, const token_arguments& arguments) {
 }  // namespace
 
 int run_acquire(session& s, const token_arguments& arguments) {
-  auto options = with_wait(s.lock_options_for(arguments.resource, arguments.ttl), arguments.wait);
+  auto options = with_wait(s.lock_options_for(arguments.resource, arguments.ttl), arguments.wait,
+                           arguments.waiting);
   std::stop_source stop;
   options.stop = stop.get_token();
   int interrupted_by = 0;
@@ -59,9 +60,12 @@ int run_acquire(session& s, const token_arguments& arguments) {
     stop.request_stop();  // an attempt in flight is undone first
   });
   if (s.options().verbose) s.say(fmt::format("acquiring {}", arguments.resource));
+  wait_notices notices(s, arguments.resource, arguments.waiting.notice_interval);
   auto [result, held] = s.complete<error_code, lock>([&](auto handler) {
     s.client().async_acquire(arguments.resource, options, std::move(handler));
+    notices.start();
   });
+  notices.stop();
   interrupts.cancel();
   if (interrupted_by != 0) {
     s.say(fmt::format("interrupted by signal {} before acquiring {}", interrupted_by,
@@ -77,7 +81,8 @@ int run_acquire(session& s, const token_arguments& arguments) {
     return held_elsewhere;
   }
   if (result) {
-    s.error(fmt::format("could not acquire {}: {}", arguments.resource, describe(result)));
+    s.error(fmt::format("could not acquire {}: {}", arguments.resource,
+                        describe(result, held, s.client().config().nodes, s.answers())));
     return exit_status_for(result);
   }
   std::printf("%s\n", held.token().c_str());

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "session.hpp"
+#include "waiting.hpp"
 
 #include <chrono>
 #include <optional>
@@ -15,6 +16,7 @@ struct token_arguments {
   std::string token;  ///< extend and release
   std::chrono::milliseconds ttl{30000};
   std::optional<std::chrono::milliseconds> wait;  ///< acquire
+  waiting_arguments waiting;                      ///< acquire
 };
 
 int run_acquire(session& s, const token_arguments& arguments);

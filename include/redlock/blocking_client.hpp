@@ -78,7 +78,11 @@ class scoped_lock {
 /// Runs a redlock::client on an io_context of its own, in a background
 /// thread, and waits for each operation. Safe to call from several threads
 /// at once. The overloads without an error_code throw
-/// boost::system::system_error on failure.
+/// boost::system::system_error on failure; for an acquire that nodes
+/// refused or failed, its what() also names each of them and why (as
+/// describe_failure() does), e.g. "redlock: acquire (127.0.0.1:7001:
+/// Connection refused; 127.0.0.1:7002: Connection refused): quorum
+/// unreachable: too few Redis nodes answered".
 class blocking_client {
  public:
   /// Starts a client on its own io_context thread; throws config_error as
@@ -130,6 +134,25 @@ class blocking_client {
   /// scoped_lock releases it.
   scoped_lock acquire_scoped(std::string resource, const lock_options& options = {},
                              const keep_options& keep = {});
+
+  /// try_acquire_for, then keeps the lock extended per `keep` as
+  /// acquire_scoped does: "try for `wait`, keep it, tell me yes or no".
+  /// Returns no scoped_lock when the resource was still held elsewhere when
+  /// the wait ran out; throws boost::system::system_error for any other
+  /// failure (nodes unreachable, refused credentials or certificates,
+  /// invalid options: an invalid `keep` before anything is sent). Bound a
+  /// wait on nodes that cannot answer below `wait` with
+  /// options.unreachable_timeout.
+  template <class Rep, class Period>
+  std::optional<scoped_lock> try_acquire_scoped_for(std::string resource,
+                                                    const std::chrono::duration<Rep, Period>& wait,
+                                                    lock_options options = {},
+                                                    const keep_options& keep = {}) {
+    return try_acquire_scoped_within(
+        std::move(resource),
+        std::chrono::ceil<milliseconds>(std::chrono::duration_cast<std::chrono::nanoseconds>(wait)),
+        std::move(options), keep);
+  }
 
   /// acquire_scoped for several resources as one lock (see acquire_all).
   scoped_lock acquire_all_scoped(std::vector<std::string> resources,
@@ -197,6 +220,9 @@ class blocking_client {
   static void finish_exclusive(scoped_lock& scope);
   std::optional<lock> try_acquire_within(std::string resource, milliseconds wait,
                                          lock_options options);
+  std::optional<scoped_lock> try_acquire_scoped_within(std::string resource, milliseconds wait,
+                                                       lock_options options,
+                                                       const keep_options& keep);
 
   std::shared_ptr<detail::blocking_runner> runner_;
 };

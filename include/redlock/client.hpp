@@ -72,17 +72,23 @@ class client {
   /// quorum has answered OK with validity left (validity = ttl - elapsed -
   /// drift), or a quorum has become impossible, or the request timeout has
   /// passed. A failed attempt is undone wherever its SET may have landed
-  /// before the next one starts, per options.retry and options.wait_timeout.
+  /// before the next one starts, per options.retry and options.wait_timeout
+  /// (a set wait is the limit unless retry.max_attempts is set: see
+  /// effective_max_attempts()).
   ///
   /// Handler signature: `void(redlock::error_code, redlock::lock)`.
   ///
   /// Completion condition: an attempt reached a quorum; or the last allowed
-  /// attempt failed and was undone; or the operation was cancelled.
+  /// attempt failed and was undone (out of attempts, the wait over, no
+  /// attempt answered by a quorum for options.unreachable_timeout, or sunk
+  /// by failures that waiting cannot heal: is_permanent_node_failure()); or
+  /// the operation was cancelled.
   ///
   /// Error codes:
   /// - success: the lock, with its validity deadline and per-node outcomes;
   /// - errc::not_acquired: held by another owner (after all attempts);
-  /// - errc::quorum_unreachable: too few nodes answered;
+  /// - errc::quorum_unreachable: too few nodes answered (the last attempt;
+  ///   with options.unreachable_timeout, none for that long);
   /// - errc::authentication_failed: most nodes that failed refused our
   ///   credentials;
   /// - errc::replica_node, errc::cluster_node, errc::same_server: most nodes
@@ -96,7 +102,8 @@ class client {
   ///   touching the nodes;
   /// - boost::asio::error::operation_aborted: cancelled, or the client was
   ///   closed or destroyed.
-  /// On failure the lock is empty but its nodes() tell each node's outcome.
+  /// On failure the lock is empty but its nodes() tell each node's outcome
+  /// (describe_failure() puts them in one line).
   ///
   /// Per-operation cancellation: options.stop (a std::stop_token, any Boost),
   /// and with Boost >= 1.77 the cancellation slot associated with the

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <stop_token>
 #include <string>
@@ -64,10 +65,17 @@ struct retry_policy {
     exponential,  ///< base_delay doubled per attempt, at most max_delay.
   };
 
+  /// Attempts in all when max_attempts is left unset and no
+  /// lock_options::wait_timeout is given.
+  static constexpr unsigned default_max_attempts = 3;
+
   backoff mode = backoff::fixed;  ///< Fixed or exponential delays.
   /// Attempts in all, the first one included; 0 means no limit other than the
-  /// caller's wait deadline (lock_options::wait_timeout).
-  unsigned max_attempts = 3;
+  /// caller's wait deadline (lock_options::wait_timeout) and
+  /// lock_options::unreachable_timeout. Unset (the default): a set
+  /// wait_timeout is the limit (attempts go on until the wait ends), and
+  /// without one, default_max_attempts. See effective_max_attempts().
+  std::optional<unsigned> max_attempts{};
   milliseconds base_delay{100};  ///< Fixed delay, or the first exponential delay.
   milliseconds max_delay{1000};  ///< Cap of the exponential delay.
   double jitter = 0.5;           ///< Delay is scaled by a random factor in [1-jitter, 1+jitter].
@@ -108,8 +116,23 @@ struct lock_options {
   /// other than retry.max_attempts. No attempt starts after it; while the
   /// resource is held elsewhere (and retry.wake_on_release), the acquire
   /// listens for the holder's release until then rather than giving up when
-  /// the next retry delay would end past it.
+  /// the next retry delay would end past it. A set wait is the limit:
+  /// unless retry.max_attempts is set explicitly, attempts go on until the
+  /// wait ends (errc::not_acquired when the resource is still held then).
   milliseconds wait_timeout{0};
+  /// Give up with the last attempt's error (errc::quorum_unreachable) once
+  /// no attempt has been answered by a quorum of nodes (granted or held
+  /// elsewhere) for this long, counted from the call or from the last
+  /// attempt a quorum answered; the attempt that may end the bound starts
+  /// no later than it, so the acquire ends within about this plus one
+  /// request timeout. 0 means no such bound (the other limits still
+  /// apply). Waiting for a resource held elsewhere is not bounded by it;
+  /// waiting for nodes that cannot answer is. Independently of it, an
+  /// attempt sunk by failures that waiting cannot heal
+  /// (is_permanent_node_failure(): credentials, certificates, a refused
+  /// topology) on more nodes than the quorum can spare ends the acquire at
+  /// once.
+  milliseconds unreachable_timeout{0};
   /// Cancels the acquire when stop is requested (from any thread): a wait
   /// ends at once, an attempt in flight is undone first; the acquire then
   /// completes with boost::asio::error::operation_aborted.
@@ -258,5 +281,11 @@ error_code validate(const keep_options& options, milliseconds lock_ttl, double d
 
 /// The request timeout actually used for these options.
 milliseconds effective_request_timeout(const lock_options& options) noexcept;
+
+/// The attempts an acquire with these options makes at most (0: no limit
+/// but the wait, unreachable_timeout and cancellation): retry.max_attempts
+/// when set, else 0 with a wait_timeout and retry_policy::default_max_attempts
+/// without.
+unsigned effective_max_attempts(const lock_options& options) noexcept;
 
 }  // namespace redlock

@@ -76,6 +76,13 @@ const boost::system::error_category& tls_verify_category() noexcept;
 /// also compare equal to boost::system::errc::invalid_argument.
 bool is_invalid_argument(const error_code& ec) noexcept;
 
+/// True for the per-node failures that waiting cannot heal, because the
+/// node refuses this client's configuration: errc::authentication_failed,
+/// errc::replica_node, errc::cluster_node, errc::same_server and the codes
+/// of tls_verify_category(). An acquire whose attempt such failures sink
+/// ends at once instead of retrying (see lock_options::unreachable_timeout).
+bool is_permanent_node_failure(const error_code& ec) noexcept;
+
 }  // namespace redlock
 
 namespace boost::system {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <redlock/clock.hpp>
+#include <redlock/config.hpp>
 #include <redlock/error.hpp>
 
 #include <chrono>
@@ -94,5 +95,29 @@ class lock {
   std::shared_ptr<detail::lock_state> state_;
   std::vector<node_outcome> nodes_;
 };
+
+/// "host:port" naming `node` in messages ("[address]:port" for an IPv6
+/// address), as parse_node() reads it back.
+std::string endpoint_name(const node_config& node);
+
+/// Each node of `outcomes` (one per node of `nodes`, in configuration
+/// order, as lock::nodes() has them) that did not grant, and why,
+/// separated by "; ", e.g. "127.0.0.1:7001: Connection refused;
+/// 127.0.0.1:7002: held elsewhere; 127.0.0.1:7003: no answer yet" (the
+/// operation was decided without it). Nodes that granted are left out;
+/// empty when none is left.
+std::string describe_nodes(const std::vector<node_outcome>& outcomes,
+                           const std::vector<node_config>& nodes);
+
+/// A failed lock operation in one line: the message of `ec` (which is the
+/// same for every occurrence of a code), followed by describe_nodes() of
+/// `failed` in parentheses when some node did not grant, e.g.
+/// "quorum unreachable: too few Redis nodes answered (127.0.0.1:7001:
+/// Connection refused; 127.0.0.1:7002: Connection refused)". `failed` is
+/// the lock the operation returned (empty for a failed acquire, which still
+/// has its last attempt's nodes()); `nodes` is client::config().nodes.
+/// blocking_client's exceptions carry the same node list in what().
+std::string describe_failure(error_code ec, const lock& failed,
+                             const std::vector<node_config>& nodes);
 
 }  // namespace redlock

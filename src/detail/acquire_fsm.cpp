@@ -12,11 +12,20 @@ namespace redlock::detail {
 using status = node_outcome::status;
 
 acquire_fsm::acquire_fsm(std::size_t nodes, acquire_rules rules, double (*random)())
-    : rules_(rules), random_(random), round_(nodes, rules.round) {}
+    : rules_(rules), random_(random), round_(nodes, rules.round) {
+  // A set wait is the limit unless the caller limited the attempts too.
+  if (!rules_.retry.max_attempts) {
+    rules_.retry.max_attempts =
+        rules_.wait_timeout > clock::duration::zero() ? 0U : retry_policy::default_max_attempts;
+  }
+}
 
 acquire_fsm::action acquire_fsm::start(clock::time_point now) {
   if (phase_ != phase::idle) return {};
   if (rules_.wait_timeout > clock::duration::zero()) wait_deadline_ = now + rules_.wait_timeout;
+  if (rules_.unreachable_timeout > clock::duration::zero()) {
+    unreachable_deadline_ = now + rules_.unreachable_timeout;
+  }
   return start_attempt(now);
 }
 
@@ -62,8 +71,13 @@ acquire_fsm::action acquire_fsm::decided(quorum_fsm::state state, clock::time_po
   // Enough nodes said yes or no to an attempt made after these wake-ups
   // that it tested the resource: they were used. (Fast failures from nodes
   // that are down did not.)
-  if (answered && round_.granted() + round_.refused() >= round_.quorum()) {
+  const bool quorum_answered = round_.granted() + round_.refused() >= round_.quorum();
+  if (answered && quorum_answered) {
     wakes_used_ = std::max(wakes_used_, wakes_at_attempt_);
+  }
+  // Enough nodes are reachable to decide: the unreachable bound starts over.
+  if (quorum_answered && rules_.unreachable_timeout > clock::duration::zero()) {
+    unreachable_deadline_ = now + rules_.unreachable_timeout;
   }
   if (state == quorum_fsm::state::reached) return complete({});
 
@@ -95,9 +109,15 @@ acquire_fsm::action acquire_fsm::on_undone(clock::time_point now) {
 acquire_fsm::action acquire_fsm::after_undo(clock::time_point now) {
   if (cancelled_) return complete(boost::asio::error::operation_aborted);
   const auto error = round_.error();
+  // Wrong credentials, certificates or topology do not heal by waiting.
+  if (permanently_failed()) return complete(error);
+  // No quorum has answered for unreachable_timeout: the nodes cannot answer.
+  if (now >= unreachable_deadline_) return complete(error);
   auto next = next_attempt_at(rules_.retry, static_cast<unsigned>(attempt_), now,
                               clock::time_point::max(), random_());
   if (!next) return complete(error);  // out of attempts
+  // The attempt that may end the unreachable bound starts no later than it.
+  next = std::min(*next, unreachable_deadline_);
   // Held elsewhere: the holder's release may end the wait before the delay.
   const bool wait = rules_.retry.wake_on_release && error == errc::not_acquired;
   if (wait && release_seen_) {
@@ -177,6 +197,14 @@ acquire_fsm::action acquire_fsm::complete(error_code error) {
   next.pass_on_wake = error && wakes_ > wakes_used_;
   next.wake_here = last_wake_here_ > wakes_used_;
   return next;
+}
+
+bool acquire_fsm::permanently_failed() const {
+  const auto lasting =
+      std::count_if(round_.outcomes().begin(), round_.outcomes().end(), [](const node_outcome& o) {
+        return o.state == status::failed && is_permanent_node_failure(o.error);
+      });
+  return static_cast<std::size_t>(lasting) > round_.nodes() - round_.quorum();
 }
 
 clock::duration acquire_fsm::wake_jitter() {

@@ -33,8 +33,13 @@ struct acquire_rules {
   clock::duration request_timeout{};
   retry_policy retry{};
   /// No new attempt starts once this much time has passed since start();
-  /// zero = no limit but retry.max_attempts.
+  /// zero = no limit but retry.max_attempts. Set, it is the limit unless
+  /// retry.max_attempts is set too (see effective_max_attempts).
   clock::duration wait_timeout{};
+  /// Give up once no attempt has been answered by a quorum (granted or
+  /// refused) for this long since start() or the last such attempt; zero =
+  /// no such bound.
+  clock::duration unreachable_timeout{};
 };
 
 class acquire_fsm {
@@ -90,6 +95,8 @@ class acquire_fsm {
   action pause_until(clock::time_point at, bool wait_for_release);
   action complete(error_code error);
   clock::duration wake_jitter();
+  /// Failures that waiting cannot heal alone sink the current round.
+  bool permanently_failed() const;
 
   acquire_rules rules_;
   double (*random_)();
@@ -98,6 +105,9 @@ class acquire_fsm {
   std::uint64_t attempt_ = 0;
   std::uint64_t timer_id_ = 0;  ///< Of the one armed timer that counts.
   clock::time_point wait_deadline_ = clock::time_point::max();
+  /// When the unreachable bound ends: unreachable_timeout after start() or
+  /// after the last attempt a quorum answered; max() without a bound.
+  clock::time_point unreachable_deadline_ = clock::time_point::max();
   clock::time_point pause_end_{};
   /// The pause ends in an attempt; false for the last wait before the wait
   /// deadline, which ends in giving up unless a release comes first.

@@ -16,8 +16,9 @@ namespace {
 milliseconds bounded(milliseconds d) noexcept { return std::clamp(d, -max_duration, max_duration); }
 
 acquire_rules rules_of(lock_options options, double drift_factor) {
-  for (auto* d : {&options.ttl, &options.min_validity, &options.wait_timeout,
-                  &options.request_timeout, &options.retry.base_delay, &options.retry.max_delay}) {
+  for (auto* d :
+       {&options.ttl, &options.min_validity, &options.wait_timeout, &options.unreachable_timeout,
+        &options.request_timeout, &options.retry.base_delay, &options.retry.max_delay}) {
     *d = bounded(*d);
   }
   acquire_rules rules;
@@ -30,6 +31,7 @@ acquire_rules rules_of(lock_options options, double drift_factor) {
   rules.request_timeout = effective_request_timeout(options);
   rules.retry = options.retry;
   rules.wait_timeout = options.wait_timeout;
+  rules.unreachable_timeout = options.unreachable_timeout;
   return rules;
 }
 

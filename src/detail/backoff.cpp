@@ -38,7 +38,8 @@ std::optional<clock::time_point> next_attempt_at(const retry_policy& policy, uns
                                                  clock::time_point now,
                                                  clock::time_point wait_deadline,
                                                  double unit_random) noexcept {
-  if (policy.max_attempts != 0 && attempts_made >= policy.max_attempts) return std::nullopt;
+  const auto limit = policy.max_attempts.value_or(retry_policy::default_max_attempts);
+  if (limit != 0 && attempts_made >= limit) return std::nullopt;
   const auto at = now + retry_delay(policy, attempts_made, unit_random);
   if (at >= wait_deadline) return std::nullopt;
   return at;

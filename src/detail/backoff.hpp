@@ -27,6 +27,8 @@ clock::duration reconnect_delay(const reconnect_policy& policy, unsigned failure
 
 /// When the next lock attempt may start after `attempts_made` failed ones,
 /// or nothing if the policy's attempts or the caller's deadline are used up.
+/// An unset max_attempts counts as retry_policy::default_max_attempts (the
+/// acquire settles it first: see effective_max_attempts).
 std::optional<clock::time_point> next_attempt_at(const retry_policy& policy, unsigned attempts_made,
                                                  clock::time_point now,
                                                  clock::time_point wait_deadline,

@@ -2,8 +2,12 @@
 // no sockets. Each test asserts the action the machine returns.
 #include "detail/acquire_fsm.hpp"
 
+#include <openssl/x509_vfy.h>
 #include <boost/asio/error.hpp>
 #include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <vector>
 
 // Named, so that a unity build can merge this file with the other tests.
 namespace acquire_fsm_test {
@@ -390,6 +394,177 @@ TEST_CASE("acquire_fsm: a wake-up not used by an attempt is passed on when givin
     REQUIRE(done.what == kind::complete);
     CHECK_FALSE(done.error);
     CHECK_FALSE(done.pass_on_wake);
+  }
+}
+
+namespace {
+
+/// Where a run of failed attempts ended: the completion, when it came, and
+/// the start of every attempt.
+struct run_outcome {
+  acquire_fsm::action done;
+  redlock::clock::time_point at{};
+  std::vector<redlock::clock::time_point> attempts;
+};
+
+/// Drives `fsm` from t0: each attempt gets `answer(attempt, node)` from
+/// every node 1 ms after it starts, undos take 1 ms, pauses last until
+/// their timer. Stops at completion (or after 10000 attempts).
+template <class Answer>
+run_outcome run_attempts(acquire_fsm& fsm, std::size_t nodes, Answer answer) {
+  run_outcome out;
+  auto now = t0;
+  auto next = fsm.start(now);
+  while (next.what != kind::complete && out.attempts.size() < 10000) {
+    switch (next.what) {
+      case kind::send_attempt: {
+        out.attempts.push_back(now);
+        now += 1ms;
+        const auto attempt = fsm.attempt();
+        acquire_fsm::action decided;
+        for (std::size_t i = 0; i < nodes && decided.what == kind::none; ++i) {
+          decided = fsm.on_vote(attempt, i, answer(attempt, i), now);
+        }
+        if (decided.what == kind::none) decided = fsm.on_timer(next.timer_id, next.at);
+        next = decided;
+        break;
+      }
+      case kind::undo:
+        now += 1ms;
+        next = fsm.on_undone(now);
+        break;
+      case kind::pause:
+        now = std::max(now, next.at);
+        next = fsm.on_timer(next.timer_id, now);
+        break;
+      default:
+        FAIL("the machine asked for nothing while running");
+    }
+  }
+  out.done = next;
+  out.at = now;
+  return out;
+}
+
+/// The default retry policy, without jitter.
+acquire_rules default_retry() {
+  auto r = rules();
+  r.retry = retry_policy{};
+  r.retry.jitter = 0.0;
+  return r;
+}
+
+}  // namespace
+
+// Issue 20: wait_timeout = 5 s with the default policy gave up after three
+// attempts (184 ms).
+TEST_CASE("acquire_fsm: a set wait is the limit unless max_attempts is set",
+          "[unit][acquire_fsm][wait]") {
+  const auto held = [](std::uint64_t, std::size_t) { return refused; };
+  SECTION("wait set, max_attempts unset: attempts until the wait ends") {
+    auto r = default_retry();
+    r.wait_timeout = 5s;
+    acquire_fsm fsm(3, r, &half);
+    const auto run = run_attempts(fsm, 3, held);
+    CHECK(run.done.error == errc::not_acquired);
+    CHECK(run.at >= t0 + 5s);
+    CHECK(run.at < t0 + 5s + 10ms);
+    CHECK(run.attempts.size() > 40);  // one every ~100 ms
+  }
+  SECTION("no wait, max_attempts unset: retry_policy::default_max_attempts") {
+    acquire_fsm fsm(3, default_retry(), &half);
+    const auto run = run_attempts(fsm, 3, held);
+    CHECK(run.done.error == errc::not_acquired);
+    CHECK(run.attempts.size() == retry_policy::default_max_attempts);
+  }
+  SECTION("wait set and max_attempts set: the attempts are the limit") {
+    auto r = default_retry();
+    r.wait_timeout = 5s;
+    r.retry.max_attempts = 2;
+    acquire_fsm fsm(3, r, &half);
+    const auto run = run_attempts(fsm, 3, held);
+    CHECK(run.done.error == errc::not_acquired);
+    CHECK(run.attempts.size() == 2);
+    CHECK(run.at < t0 + 1s);
+  }
+}
+
+TEST_CASE("acquire_fsm: no quorum answering for unreachable_timeout ends the acquire",
+          "[unit][acquire_fsm][unreachable]") {
+  auto r = rules(0);  // no limit on attempts, no wait
+  r.unreachable_timeout = 1s;
+  const auto down = [](std::uint64_t, std::size_t) { return failed(errc::node_unavailable); };
+  SECTION("every node down: quorum_unreachable at the bound, the last attempt no later") {
+    acquire_fsm fsm(3, r, &half);
+    const auto run = run_attempts(fsm, 3, down);
+    CHECK(run.done.error == errc::quorum_unreachable);
+    CHECK(run.attempts.back() <= t0 + 1s);
+    CHECK(run.at >= t0 + 1s);
+    CHECK(run.at <= t0 + 1s + 10ms);
+  }
+  SECTION("an attempt a quorum answered starts the bound over") {
+    // Attempt 5 (at ~400 ms) is refused by two nodes, the third down.
+    acquire_fsm fsm(3, r, &half);
+    const auto run = run_attempts(fsm, 3, [](std::uint64_t attempt, std::size_t node) {
+      return attempt == 5 && node < 2 ? refused : failed(errc::node_unavailable);
+    });
+    CHECK(run.done.error == errc::quorum_unreachable);
+    REQUIRE(run.attempts.size() > 5);
+    const auto answered_at = run.attempts[4] + 1ms;
+    CHECK(run.at >= answered_at + 1s);
+    CHECK(run.at <= answered_at + 1s + 10ms);
+  }
+  SECTION("held elsewhere is waited for past the bound") {
+    auto waits = r;
+    waits.wait_timeout = 3s;
+    acquire_fsm fsm(3, waits, &half);
+    const auto run = run_attempts(fsm, 3, [](std::uint64_t, std::size_t) { return refused; });
+    CHECK(run.done.error == errc::not_acquired);
+    CHECK(run.at >= t0 + 3s);
+  }
+  SECTION("without a bound, attempts go on") {
+    acquire_fsm fsm(3, rules(0), &half);
+    const auto run = run_attempts(fsm, 3, down);
+    CHECK(run.attempts.size() == 10000);
+  }
+}
+
+TEST_CASE("acquire_fsm: failures that waiting cannot heal end the acquire at once",
+          "[unit][acquire_fsm][unreachable]") {
+  const redlock::error_code untrusted(X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN,
+                                      redlock::tls_verify_category());
+  const auto on_nodes = [](std::vector<vote> votes) {
+    return [votes](std::uint64_t, std::size_t node) { return votes.at(node); };
+  };
+  const vote auth = failed(errc::authentication_failed);
+  const vote down = failed(errc::node_unavailable);
+  const vote bad_cert{vote::kind::failed, untrusted};
+  // No limit on attempts, no wait, no unreachable bound: only the kind of
+  // failure can end it.
+  SECTION("credentials refused everywhere") {
+    acquire_fsm fsm(3, rules(0), &half);
+    const auto run = run_attempts(fsm, 3, on_nodes({auth, auth, auth}));
+    CHECK(run.done.error == errc::authentication_failed);
+    CHECK(run.attempts.size() == 1);
+  }
+  SECTION("certificates that do not verify on a majority") {
+    acquire_fsm fsm(3, rules(0), &half);
+    const auto run = run_attempts(fsm, 3, on_nodes({bad_cert, granted, bad_cert}));
+    CHECK(run.done.error == untrusted);
+    CHECK(run.attempts.size() == 1);
+  }
+  SECTION("a refused topology on a majority") {
+    acquire_fsm fsm(3, rules(0), &half);
+    const auto run = run_attempts(
+        fsm, 3, on_nodes({failed(errc::replica_node), failed(errc::cluster_node), granted}));
+    CHECK(run.done.what == kind::complete);
+    CHECK(run.attempts.size() == 1);
+  }
+  SECTION("lasting failures the quorum can spare, the rest down: retried") {
+    acquire_fsm fsm(5, rules(4), &half);
+    const auto run = run_attempts(fsm, 5, on_nodes({auth, bad_cert, down, granted, granted}));
+    CHECK(run.done.error == errc::quorum_unreachable);
+    CHECK(run.attempts.size() == 4);
   }
 }
 

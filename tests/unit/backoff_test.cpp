@@ -58,6 +58,30 @@ TEST_CASE("retries stop after max_attempts", "[unit][backoff][retry]") {
   CHECK_FALSE(next_attempt_at(policy, 3, t0, no_deadline, 0.5));
 }
 
+TEST_CASE("an unset max_attempts counts as the default", "[unit][backoff][retry]") {
+  retry_policy policy;
+  policy.jitter = 0.0;
+  CHECK_FALSE(policy.max_attempts);
+  CHECK(next_attempt_at(policy, retry_policy::default_max_attempts - 1, t0, no_deadline, 0.5) ==
+        t0 + 100ms);
+  CHECK_FALSE(next_attempt_at(policy, retry_policy::default_max_attempts, t0, no_deadline, 0.5));
+}
+
+TEST_CASE("a wait_timeout lifts the default attempt limit, an explicit one stays",
+          "[unit][backoff][retry]") {
+  redlock::lock_options options;
+  CHECK(redlock::effective_max_attempts(options) == retry_policy::default_max_attempts);
+  options.wait_timeout = 5s;
+  CHECK(redlock::effective_max_attempts(options) == 0);  // the wait is the limit
+  options.retry.max_attempts = 7;
+  CHECK(redlock::effective_max_attempts(options) == 7);
+  options.retry = retry_policy::try_once();
+  CHECK(redlock::effective_max_attempts(options) == 1);
+  options.wait_timeout = 0s;
+  options.retry = retry_policy::fixed(10ms, 0);
+  CHECK(redlock::effective_max_attempts(options) == 0);
+}
+
 TEST_CASE("retries stop at the caller's wait deadline", "[unit][backoff][retry]") {
   const auto unlimited = retry_policy::fixed(10ms, 0, 0.0);
   CHECK(next_attempt_at(unlimited, 1000, t0, t0 + 11ms, 0.5) == t0 + 10ms);

@@ -108,6 +108,13 @@ TEST_CASE("lock arguments are validated", "[unit][config]") {
   options = good;
   options.min_validity = options.ttl;
   CHECK(redlock::validate("job", options, 0.01) == errc::invalid_min_validity);
+  options = good;
+  options.unreachable_timeout = -1ms;
+  CHECK(redlock::validate("job", options, 0.01) == errc::invalid_retry_policy);
+  options.unreachable_timeout = redlock::max_duration + 1ms;
+  CHECK(redlock::validate("job", options, 0.01) == errc::invalid_retry_policy);
+  options.unreachable_timeout = 30s;
+  CHECK_FALSE(redlock::validate("job", options, 0.01));
 }
 
 TEST_CASE("request timeout defaults to a small fraction of the TTL", "[unit][config]") {

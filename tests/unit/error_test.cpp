@@ -25,3 +25,19 @@ TEST_CASE("argument errors compare equal to invalid_argument", "[unit][error]") 
   CHECK(redlock::error_code(errc::node_timeout) == boost::system::errc::timed_out);
   CHECK(redlock::error_code(errc::not_acquired) != boost::system::errc::invalid_argument);
 }
+
+TEST_CASE("failures that waiting cannot heal are told apart", "[unit][error]") {
+  for (const auto lasting :
+       {errc::authentication_failed, errc::replica_node, errc::cluster_node, errc::same_server}) {
+    CHECK(redlock::is_permanent_node_failure(lasting));
+  }
+  CHECK(
+      redlock::is_permanent_node_failure(redlock::error_code(19, redlock::tls_verify_category())));
+  for (const auto passing : {errc::node_timeout, errc::node_unavailable, errc::protocol_error,
+                             errc::server_error, errc::quorum_unreachable}) {
+    CHECK_FALSE(redlock::is_permanent_node_failure(passing));
+  }
+  CHECK_FALSE(redlock::is_permanent_node_failure(
+      boost::system::errc::make_error_code(boost::system::errc::connection_refused)));
+  CHECK_FALSE(redlock::is_permanent_node_failure({}));
+}

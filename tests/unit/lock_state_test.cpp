@@ -35,3 +35,36 @@ TEST_CASE("lock_state: a lock found lost stays lost", "[unit][lock_state]") {
 }
 
 }  // namespace lock_state_test
+
+namespace lock_state_test {
+
+TEST_CASE("describe_failure names each node that refused or failed, and why",
+          "[unit][lock][describe]") {
+  using redlock::node_outcome;
+  using status = node_outcome::status;
+  std::vector<redlock::node_config> nodes(4);
+  nodes[0].port = 7001;
+  nodes[1].port = 7002;
+  nodes[2].host = "::1";
+  nodes[2].port = 7003;
+  nodes[3].host = "redis.example";
+  nodes[3].port = 7004;
+  const std::vector<node_outcome> outcomes{
+      {status::acquired, {}},
+      {status::failed,
+       boost::system::errc::make_error_code(boost::system::errc::connection_refused)},
+      {status::held_elsewhere, {}},
+      {status::pending, {}}};
+  CHECK(redlock::describe_nodes(outcomes, nodes) ==
+        "127.0.0.1:7002: Connection refused; [::1]:7003: held elsewhere; redis.example:7004: no "
+        "answer yet");
+  const auto failed = redlock::detail::lock_access::failed(outcomes);
+  CHECK(redlock::describe_failure(redlock::errc::quorum_unreachable, failed, nodes) ==
+        "quorum unreachable: too few Redis nodes answered (127.0.0.1:7002: Connection refused; "
+        "[::1]:7003: held elsewhere; redis.example:7004: no answer yet)");
+  // Nothing to name: the message alone.
+  CHECK(redlock::describe_failure(redlock::errc::empty_resource, redlock::lock{}, nodes) ==
+        redlock::error_code(redlock::errc::empty_resource).message());
+}
+
+}  // namespace lock_state_test
