@@ -115,6 +115,8 @@ std::string hold(const fixture& f, const std::string& resource, const std::strin
   REQUIRE(held.status == 0);
   auto token = held.out;
   while (!token.empty() && token.back() == '\n') token.pop_back();
+  // It exits once a quorum has it: the tests count on every node.
+  REQUIRE(f.held_everywhere_by(resource, token));
   return token;
 }
 
@@ -186,6 +188,8 @@ TEST_CASE("cli exec waits for the holder's release by default", "[cli][exec]") {
   fixture f;
   auto holder = f.start({"exec", "job", "--", "sh", "-c", "echo in >&9; read go <&8"});
   REQUIRE(holder.read_line() == "in");
+  // Counted once the holder's own SET has reached node 0 (it runs at a quorum).
+  REQUIRE(fixture::eventually([&] { return admin_client(f.ports[0]).exists("job"); }));
   const auto sets = f.sets_on_first_node();
   auto waiter = f.start({"exec", "job", "--", "sh", "-c", "echo second >&9"});
   f.await_sets_beyond(sets);  // its first attempt was refused: it waits

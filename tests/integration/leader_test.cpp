@@ -141,6 +141,7 @@ TEST_CASE("leader election: stepping down while campaigning leaves nothing behin
   redlock::client holder(e.io.get_executor(), e.config);
   auto held = acquire(e.io, holder, "leader", once(5s));
   REQUIRE_FALSE(held.ec);
+  REQUIRE(e.key_everywhere(e.key("leader"), held.held.token()));  // the campaign is refused everywhere
   contender c(e, e.config, 5s);
   c.election->campaign();
   REQUIRE(e.someone_waits_for(e.key("leader")));
