@@ -659,13 +659,20 @@ TEST_CASE("cli over TLS: --tls and rediss:// nodes, a CA we do not trust, --tls-
 
 TEST_CASE("cli with hosts that do not resolve and ports that refuse: exit 4, each node named",
           "[cli]") {
+  // Two healthy nodes beside them: the tool exits once a quorum is out of
+  // reach, and only the third failure decides that, so all three are named
+  // before it does (with three bad nodes of three, the second decides).
   const auto refusing = test::find_free_port();
-  const auto nodes =
-      fmt::format("no-such-host.invalid:6379,127.0.0.1:{},no-such-host-2.invalid:6379", refusing);
+  const cluster healthy(2);
+  const auto nodes = fmt::format(
+      "no-such-host.invalid:6379,127.0.0.1:{},no-such-host-2.invalid:6379,127.0.0.1:{},127.0.0.1:{}",
+      refusing, healthy.node(0).port(), healthy.node(1).port());
   const auto done = run_cli({"--nodes", nodes, "acquire", "-n", "job"}, {}, 30s);
+  INFO(done.err);
   CHECK(done.status == 4);
   CHECK(done.out.empty());
   CHECK_THAT(done.err, Catch::Contains("no-such-host.invalid:6379"));
+  CHECK_THAT(done.err, Catch::Contains("no-such-host-2.invalid:6379"));
   CHECK_THAT(done.err, Catch::Contains(fmt::format("127.0.0.1:{}: cannot connect: Connection "
                                                    "refused",
                                                    refusing)));
