@@ -240,15 +240,18 @@ TEST_CASE("close() during a node's set-up still sends the deletes queued for it"
   REQUIRE_FALSE(held.ec);
   REQUIRE(e.key_everywhere(e.key("handover"), held.held.token()));
 
-  // A second client, whose node 4 answers its set-up slowly, releases the
-  // lock by its token and closes as soon as a quorum confirmed.
-  proxies[0]->set_reply_delay({300ms, 0ms});
+  // A second client, whose node 4 has not answered its set-up yet (held
+  // until after the close, not merely late: a loaded machine could make the
+  // quorum slower than any delay), releases the lock by its token and closes
+  // as soon as a quorum confirmed.
+  proxies[0]->hold_replies(true);
   redlock::client releaser(e.io.get_executor(), e.config);
   const auto adopted = releaser.adopt("handover", held.held.token(), once(30s));
   const auto released = release(e.io, releaser, adopted);
   REQUIRE_FALSE(released.ec);
   CHECK(e.admin[4]->exists(e.key("handover")));
   releaser.close();
+  proxies[0]->hold_replies(false);
   CHECK(e.key_nowhere(e.key("handover")));
 }
 
