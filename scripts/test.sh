@@ -57,7 +57,8 @@ reap() {
 }
 
 # The CPU hogs of REDLOCK_TEST_LOAD=1: our own children, so their pids
-# cannot have been reused before we wait for them.
+# cannot have been reused before we wait for them. Each also ends by itself
+# once this script is gone (even if it was killed with SIGKILL).
 hogs=()
 start_load() {
   local i n
@@ -65,7 +66,9 @@ start_load() {
   for ((i = 0; i < n; i++)); do
     (
       trap - EXIT INT TERM
-      while :; do :; done
+      for ((spin = 1; ; spin++)); do
+        ((spin % 100000)) || kill -0 "$$" 2>/dev/null || exit 0
+      done
     ) &
     hogs+=("$!")
   done
