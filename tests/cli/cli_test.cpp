@@ -665,7 +665,8 @@ TEST_CASE("cli with hosts that do not resolve and ports that refuse: exit 4, eac
   const auto refusing = test::find_free_port();
   const cluster healthy(2);
   const auto nodes = fmt::format(
-      "no-such-host.invalid:6379,127.0.0.1:{},no-such-host-2.invalid:6379,127.0.0.1:{},127.0.0.1:{}",
+      "no-such-host.invalid:6379,127.0.0.1:{},no-such-host-2.invalid:6379,"
+      "127.0.0.1:{},127.0.0.1:{}",
       refusing, healthy.node(0).port(), healthy.node(1).port());
   const auto done = run_cli({"--nodes", nodes, "acquire", "-n", "job"}, {}, 30s);
   INFO(done.err);

@@ -253,9 +253,8 @@ TEST_CASE("the Prometheus exporter serves metrics that follow the lock and its n
   // The acquires complete at a quorum: a slower node may connect and answer
   // later, so its figures are waited for too.
   auto metrics = scrape_until(port, [&](const scrape& s) {
-    return s[acquired] >= 3 && std::all_of(endpoints.begin(), endpoints.end(), [&](auto& node) {
-             return s[granted_by(node)] >= 1;
-           });
+    return s[acquired] >= 3 && std::all_of(endpoints.begin(), endpoints.end(),
+                                           [&](auto& node) { return s[granted_by(node)] >= 1; });
   });
   INFO(metrics.text);
   for (const auto& [name, type] : families) {

@@ -643,7 +643,8 @@ TEST_CASE("an acquire whose attempt raced the same client's unlock retries at on
   // (at a quorum: a slower node's SET may still be on its way).
   for (std::size_t i = 0; i < 5; ++i) {
     INFO("node " << i);
-    CHECK(poll_until(e.io, [&] { return command_calls(*e.admin[i], "set") >= sets_before[i] + 2; }));
+    CHECK(
+        poll_until(e.io, [&] { return command_calls(*e.admin[i], "set") >= sets_before[i] + 2; }));
     CHECK(command_calls(*e.admin[i], "set") == sets_before[i] + 2);
   }
   CHECK(e.release_everywhere(locks, (*got)->held).removed >= 3);

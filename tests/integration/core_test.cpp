@@ -264,7 +264,8 @@ TEST_CASE("a stop_token ends a waiting acquire at once with operation_aborted", 
   // attempt failed at a quorum).
   std::vector<long long> sets;
   for (std::size_t i = 0; i < 5; ++i) {
-    REQUIRE(poll_until(e.io, [&] { return command_calls(*e.admin[i], "set") >= sets_before[i] + 2; }));
+    REQUIRE(
+        poll_until(e.io, [&] { return command_calls(*e.admin[i], "set") >= sets_before[i] + 2; }));
     sets.push_back(command_calls(*e.admin[i], "set"));
   }
   auto early = std::make_shared<std::optional<lock_result>>();
@@ -284,7 +285,8 @@ TEST_CASE("cancelling an attempt in flight undoes its partial votes before compl
   warm_up(e.io, locks);
   const auto key = e.key("partial");
   std::vector<std::size_t> answered;
-  for (std::size_t i : {0, 1}) answered.push_back(answers->count(redlock::operation_kind::acquire, i));
+  for (std::size_t i : {0, 1})
+    answered.push_back(answers->count(redlock::operation_kind::acquire, i));
   for (std::size_t i : {2, 3, 4}) e.nodes.node(i).pause();
 
   std::stop_source stop;

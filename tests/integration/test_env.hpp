@@ -298,9 +298,9 @@ class answer_log final : public observer {
   /// How many answers of `kind` node `node` gave so far.
   std::size_t count(operation_kind kind, std::size_t node) const {
     const std::lock_guard guard(mutex_);
-    return static_cast<std::size_t>(std::count_if(
-        answers_.begin(), answers_.end(),
-        [&](const answer& a) { return a.kind == kind && a.node == node; }));
+    return static_cast<std::size_t>(
+        std::count_if(answers_.begin(), answers_.end(),
+                      [&](const answer& a) { return a.kind == kind && a.node == node; }));
   }
 
   /// The last answer of `kind` from `node`, if any.
