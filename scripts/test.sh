@@ -9,6 +9,13 @@
 # with REDLOCK_SANITIZERS=0 the Boost 1.81 stage runs without TSan. Each
 # stage builds and runs ctest; all stages run even if one fails, and the
 # exit status is non-zero if any failed.
+# REDLOCK_TEST_LOAD=1 runs every stage's ctest beside one busy loop per core
+# (`nproc` of them, normal priority), as on a machine busy with other work;
+# they stop when ctest ends and, whatever happens, on exit.
+# REDLOCK_DOCS=0 skips the API reference. Only the default stage's ctest,
+# e.g. the integration and CLI tests under load:
+#   REDLOCK_TEST_LOAD=1 REDLOCK_SANITIZERS=0 REDLOCK_BOOST181=0 REDLOCK_FUZZ=0 \
+#     REDLOCK_DOCS=0 scripts/test.sh -R '^(integration|cli):'
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -49,8 +56,36 @@ reap() {
   done
 }
 
+# The CPU hogs of REDLOCK_TEST_LOAD=1: our own children, so their pids
+# cannot have been reused before we wait for them. Each also ends by itself
+# once this script is gone (even if it was killed with SIGKILL).
+hogs=()
+start_load() {
+  local i n
+  n=$(nproc)
+  for ((i = 0; i < n; i++)); do
+    (
+      trap - EXIT INT TERM
+      for ((spin = 1; ; spin++)); do
+        ((spin % 100000)) || kill -0 "$$" 2>/dev/null || exit 0
+      done
+    ) &
+    hogs+=("$!")
+  done
+  echo "test.sh: ${#hogs[@]} busy loops running beside the tests (REDLOCK_TEST_LOAD=1)"
+}
+stop_load() {
+  local pid
+  for pid in "${hogs[@]+"${hogs[@]}"}"; do
+    kill -KILL "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+  done
+  hogs=()
+}
+
 # shellcheck disable=SC2317 # invoked via trap
 cleanup() {
+  stop_load
   reap
   rm -rf -- "$REDLOCK_TEST_TMPDIR"
 }
@@ -101,10 +136,12 @@ run_stage() {
     failed=1
   else
     echo "=== stage $name: ctest $dir ==="
+    [[ "${REDLOCK_TEST_LOAD:-0}" != 0 ]] && start_load
     env "${prefix[@]+"${prefix[@]}"}" \
       ctest --test-dir "$root/$dir" --output-on-failure -j2 \
       "${stage_ctest_args[@]+"${stage_ctest_args[@]}"}" \
       "${ctest_args[@]+"${ctest_args[@]}"}" || rc=$?
+    stop_load
     if ((rc == 0)); then
       result="PASS  $name"
     else
@@ -115,6 +152,7 @@ run_stage() {
   # Servers leaked by one stage must not hold ports in the next.
   reap
   result+=" ($((SECONDS - start)) s)"
+  [[ "${REDLOCK_TEST_LOAD:-0}" != 0 ]] && result+=" under load"
   echo "--- $result"
   summary+=("$result")
 }
@@ -154,7 +192,11 @@ else
 fi
 
 # The API reference: Doxygen must find every public entity documented.
-run_script docs "$root/scripts/docs.sh" "$root/build-docs"
+if [[ "${REDLOCK_DOCS:-1}" != 0 ]]; then
+  run_script docs "$root/scripts/docs.sh" "$root/build-docs"
+else
+  summary+=("SKIP  docs (REDLOCK_DOCS=0)")
+fi
 
 # Under sanitizers and Boost 1.81: every unit and integration test and the
 # checker's tests, but not the long fault-schedule runs (they ran in the

@@ -115,6 +115,8 @@ std::string hold(const fixture& f, const std::string& resource, const std::strin
   REQUIRE(held.status == 0);
   auto token = held.out;
   while (!token.empty() && token.back() == '\n') token.pop_back();
+  // It exits once a quorum has it: the tests count on every node.
+  REQUIRE(f.held_everywhere_by(resource, token));
   return token;
 }
 
@@ -186,6 +188,8 @@ TEST_CASE("cli exec waits for the holder's release by default", "[cli][exec]") {
   fixture f;
   auto holder = f.start({"exec", "job", "--", "sh", "-c", "echo in >&9; read go <&8"});
   REQUIRE(holder.read_line() == "in");
+  // Counted once the holder's own SET has reached node 0 (it runs at a quorum).
+  REQUIRE(fixture::eventually([&] { return admin_client(f.ports[0]).exists("job"); }));
   const auto sets = f.sets_on_first_node();
   auto waiter = f.start({"exec", "job", "--", "sh", "-c", "echo second >&9"});
   f.await_sets_beyond(sets);  // its first attempt was refused: it waits
@@ -748,13 +752,21 @@ TEST_CASE("cli over TLS: --tls and rediss:// nodes, a CA we do not trust, --tls-
 
 TEST_CASE("cli with hosts that do not resolve and ports that refuse: exit 4, each node named",
           "[cli]") {
+  // Two healthy nodes beside them: the tool exits once a quorum is out of
+  // reach, and only the third failure decides that, so all three are named
+  // before it does (with three bad nodes of three, the second decides).
   const auto refusing = test::find_free_port();
-  const auto nodes =
-      fmt::format("no-such-host.invalid:6379,127.0.0.1:{},no-such-host-2.invalid:6379", refusing);
+  const cluster healthy(2);
+  const auto nodes = fmt::format(
+      "no-such-host.invalid:6379,127.0.0.1:{},no-such-host-2.invalid:6379,"
+      "127.0.0.1:{},127.0.0.1:{}",
+      refusing, healthy.node(0).port(), healthy.node(1).port());
   const auto done = run_cli({"--nodes", nodes, "acquire", "-n", "job"}, {}, 30s);
+  INFO(done.err);
   CHECK(done.status == 4);
   CHECK(done.out.empty());
   CHECK_THAT(done.err, Catch::Contains("no-such-host.invalid:6379"));
+  CHECK_THAT(done.err, Catch::Contains("no-such-host-2.invalid:6379"));
   CHECK_THAT(done.err, Catch::Contains(fmt::format("127.0.0.1:{}: cannot connect: Connection "
                                                    "refused",
                                                    refusing)));

@@ -44,11 +44,13 @@ TEST_CASE("200 concurrent locks from one client share a single connection per no
 
   for (std::size_t i = 0; i < 5; ++i) {
     INFO("node " << i);
+    // First every SET, also those of a node beyond the quorums: it has then
+    // taken the client's connection too.
+    CHECK(poll_until(e.io,
+                     [&] { return e.admin[i]->keys(e.config.key_prefix + "*").size() == count; }));
     CHECK(info_field(*e.admin[i], "clients", "connected_clients") == clients_before[i] + 1);
     CHECK(info_field(*e.admin[i], "stats", "total_connections_received") ==
           connections_before[i] + 1);
-    CHECK(poll_until(e.io,
-                     [&] { return e.admin[i]->keys(e.config.key_prefix + "*").size() == count; }));
   }
 
   auto unlocked = std::make_shared<std::vector<unlock_result>>();
@@ -81,6 +83,13 @@ TEST_CASE("a late reply to a timed-out request is never taken for a later reques
   warm_up(e.io, locks);
   const auto key_a = e.key("first");
   const auto key_b = e.key("second");
+  // A and B complete at a quorum: a node beyond it gets its SETs (and their
+  // undos and deletes) later. Counted from here (warm_up reached every node).
+  std::vector<long long> sets;
+  for (auto& a : e.admin) sets.push_back(command_calls(*a, "set"));
+  const auto a_and_b_landed = [&](std::size_t i) {
+    return command_calls(*e.admin[i], "set") >= sets[i] + 2;
+  };
 
   // Takes and releases A with node 0 frozen, then thaws node 0.
   auto take_a_while_node_0_frozen = [&] {
@@ -106,7 +115,9 @@ TEST_CASE("a late reply to a timed-out request is never taken for a later reques
     CHECK(b.ec == errc::not_acquired);
     CHECK(b.held.nodes()[0].state == status::held_elsewhere);
     CHECK(e.admin[0]->get(key_b) == "othertoken");
-    for (std::size_t i : {3, 4}) CHECK_FALSE(e.admin[i]->exists(key_b));  // B's attempt released
+    for (std::size_t i : {3, 4}) {  // B's attempt released
+      CHECK(poll_until(e.io, [&] { return a_and_b_landed(i) && !e.admin[i]->exists(key_b); }));
+    }
     // Node 0 ran A's late SET and then A's late release: A is gone there too.
     CHECK(poll_until(e.io, [&] { return !e.admin[0]->exists(key_a); }));
   }
@@ -127,7 +138,9 @@ TEST_CASE("a late reply to a timed-out request is never taken for a later reques
     CHECK(release(e.io, locks, b.held).removed == 3);
   }
 
-  for (std::size_t i = 1; i < 5; ++i) CHECK_FALSE(e.admin[i]->exists(key_a));
+  for (std::size_t i = 1; i < 5; ++i) {
+    CHECK(poll_until(e.io, [&] { return a_and_b_landed(i) && !e.admin[i]->exists(key_a); }));
+  }
 }
 
 TEST_CASE("destroying the client completes pending operations with operation_aborted",
@@ -227,15 +240,18 @@ TEST_CASE("close() during a node's set-up still sends the deletes queued for it"
   REQUIRE_FALSE(held.ec);
   REQUIRE(e.key_everywhere(e.key("handover"), held.held.token()));
 
-  // A second client, whose node 4 answers its set-up slowly, releases the
-  // lock by its token and closes as soon as a quorum confirmed.
-  proxies[0]->set_reply_delay({300ms, 0ms});
+  // A second client, whose node 4 has not answered its set-up yet (held
+  // until after the close, not merely late: a loaded machine could make the
+  // quorum slower than any delay), releases the lock by its token and closes
+  // as soon as a quorum confirmed.
+  proxies[0]->hold_replies(true);
   redlock::client releaser(e.io.get_executor(), e.config);
   const auto adopted = releaser.adopt("handover", held.held.token(), once(30s));
   const auto released = release(e.io, releaser, adopted);
   REQUIRE_FALSE(released.ec);
   CHECK(e.admin[4]->exists(e.key("handover")));
   releaser.close();
+  proxies[0]->hold_replies(false);
   CHECK(e.key_nowhere(e.key("handover")));
 }
 

@@ -188,6 +188,9 @@ TEST_CASE("a released handle is not valid, and releasing it again does nothing",
   const auto key = e.key("handle");
   auto got = acquire(e.io, locks, "handle", once());
   REQUIRE_FALSE(got.ec);
+  // Every SET has landed, so the deletes counted below have too once the
+  // key is gone.
+  REQUIRE(e.key_everywhere(key, got.held.token()));
   const redlock::lock copy = got.held;
   REQUIRE(copy.valid());
 
@@ -235,6 +238,8 @@ TEST_CASE("a stop_token ends a waiting acquire at once with operation_aborted", 
   env e;
   redlock::client locks(e.io.get_executor(), e.config);
   e.warm_up_everywhere(locks);
+  std::vector<long long> sets_before;
+  for (auto& a : e.admin) sets_before.push_back(command_calls(*a, "set"));
   auto holder = acquire(e.io, locks, "wanted", once());
   REQUIRE_FALSE(holder.ec);
 
@@ -254,9 +259,15 @@ TEST_CASE("a stop_token ends a waiting acquire at once with operation_aborted", 
   CHECK(steady::now() - start < 1s);
   CHECK(e.key_everywhere(e.key("wanted"), holder.held.token()));
 
-  // Requested before the start: nothing is sent at all.
+  // Requested before the start: nothing is sent at all. Counted once the
+  // holder's SET and the waiter's one attempt have reached every node (the
+  // attempt failed at a quorum).
   std::vector<long long> sets;
-  for (auto& a : e.admin) sets.push_back(command_calls(*a, "set"));
+  for (std::size_t i = 0; i < 5; ++i) {
+    REQUIRE(
+        poll_until(e.io, [&] { return command_calls(*e.admin[i], "set") >= sets_before[i] + 2; }));
+    sets.push_back(command_calls(*e.admin[i], "set"));
+  }
   auto early = std::make_shared<std::optional<lock_result>>();
   locks.async_acquire("other", options, [early](error_code ec, redlock::lock l) {
     early->emplace(lock_result{ec, std::move(l)});
@@ -269,9 +280,13 @@ TEST_CASE("a stop_token ends a waiting acquire at once with operation_aborted", 
 TEST_CASE("cancelling an attempt in flight undoes its partial votes before completing",
           "[integration]") {
   env e;
+  const auto answers = watch_answers(e.config);
   redlock::client locks(e.io.get_executor(), e.config);
   warm_up(e.io, locks);
   const auto key = e.key("partial");
+  std::vector<std::size_t> answered;
+  for (std::size_t i : {0, 1})
+    answered.push_back(answers->count(redlock::operation_kind::acquire, i));
   for (std::size_t i : {2, 3, 4}) e.nodes.node(i).pause();
 
   std::stop_source stop;
@@ -282,6 +297,12 @@ TEST_CASE("cancelling an attempt in flight undoes its partial votes before compl
     result->emplace(lock_result{ec, std::move(l)});
   });
   for (std::size_t i : {0, 1}) REQUIRE(poll_until(e.io, [&] { return e.admin[i]->exists(key); }));
+  // And the client has their grants (not only Redis): those are the votes
+  // whose undo it awaits.
+  run_until(e.io, [&] {
+    return answers->count(redlock::operation_kind::acquire, 0) > answered[0] &&
+           answers->count(redlock::operation_kind::acquire, 1) > answered[1];
+  });
   const auto start = steady::now();
   stop.request_stop();
   run_until(
@@ -467,6 +488,8 @@ TEST_CASE("an extend counts nodes held elsewhere at acquire as never holding the
   auto got = acquire(e.io, locks, "holders", once(10s));
   REQUIRE_FALSE(got.ec);
   REQUIRE(count_nodes(got.held, status::held_elsewhere) == 0);
+  // The quorum is any three of nodes 0 to 3: the fourth's SET may come later.
+  REQUIRE(e.key_everywhere_but(key, got.held.token(), {4}));
   proxies[0]->hold_replies(false);
   REQUIRE(poll_until(e.io, [&] { return proxies[0]->traffic().to_clients > sent_before; }));
   for (std::size_t i : {0, 1}) REQUIRE(e.admin[i]->command({"DEL", key}).integer == 1);

@@ -82,8 +82,12 @@ TEST_CASE("the lock works beside any two hostile nodes of five", "[integration][
     CHECK_FALSE(release(e.io, locks, got.held).ec);
     CHECK(e.key_nowhere(e.key("job")));
   }
-  // The hostile nodes were connected to (and dropped) again and again.
-  for (const auto& server : hostile) CHECK(server->connections() >= 1);
+  // The hostile nodes were connected to (and dropped) again and again; the
+  // operations completed with the healthy nodes, maybe before a connection
+  // to a hostile one was accepted.
+  for (const auto& server : hostile) {
+    CHECK(poll_until(e.io, [&] { return server->connections() >= 1; }));
+  }
   // A node that sends without end is cut off at the reply cap (64 MiB).
   CHECK(resident_bytes() - before < 256LL * 1024 * 1024);
 }

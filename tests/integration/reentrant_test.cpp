@@ -96,7 +96,11 @@ TEST_CASE(
 
   auto plain = acquire(e.io, locks, "mixed", once());
   REQUIRE_FALSE(plain.ec);
+  REQUIRE(e.key_everywhere(key, plain.held.token()));
   CHECK(acquire(e.io, locks, "mixed", owned_by("w")).ec == errc::not_acquired);
+  // Refused at a quorum: its script must have run on every node before the
+  // hash below replaces our key (there it would be granted, a hold of w).
+  for (auto& a : e.admin) REQUIRE(poll_until(e.io, [&] { return command_calls(*a, "eval") >= 1; }));
 
   // Our plain key lapsed and a reentrant owner took the resource on every
   // node: the plain scripts read a hash, which is simply not ours (not a

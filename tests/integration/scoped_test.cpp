@@ -42,7 +42,7 @@ TEST_CASE("blocking run_exclusive runs the work under the lock and releases it a
   const auto key = e.key("report");
   SECTION("returns the work's result") {
     const int result = locks.run_exclusive("report", once(500ms), {}, [&](std::stop_token stop) {
-      CHECK(e.admin[0]->exists(key));
+      CHECK(e.nodes_holding(key) >= 3);  // a quorum; a slower node may not have it yet
       // Longer than the TTL: kept extended meanwhile.
       CHECK_FALSE(wait_for_stop(stop, 1200ms));
       return 42;
@@ -106,7 +106,7 @@ TEST_CASE("scoped_lock releases when destroyed, moves, and releases once",
     // Held past its TTL while in scope.
     std::this_thread::sleep_for(800ms);
     CHECK(moved.held().valid());
-    CHECK(e.admin[0]->exists(key));
+    CHECK(e.nodes_holding(key) >= 3);  // kept on a quorum; a slow node may miss an extend
   }
   CHECK(e.key_nowhere(key));
   auto scope = locks.acquire_scoped("scope", once(2s));
@@ -134,7 +134,7 @@ TEST_CASE("async_run_exclusive with callbacks", "[integration][scoped]") {
           [&, timer](keeper& kept, redlock::work_done done) {
             timer->expires_after(900ms);
             timer->async_wait([&, done = std::move(done)](error_code) mutable {
-              held_during_work = kept.held().valid() && e.admin[0]->exists(key);
+              held_during_work = kept.held().valid() && e.nodes_holding(key) >= 3;
               done({});
             });
           },
