@@ -248,11 +248,18 @@ TEST_CASE("cli exec: a command ignoring SIGTERM is dead before its lock's validi
   std::filesystem::remove(first_log);
   std::filesystem::remove(second_log);
   auto first = f.start({"-v", "exec", "--ttl", "3s", "--grace", "1s", "job", "--", "sh", "-c",
-                        "trap '' TERM; echo started >&9; "
+                        "trap '' TERM; echo started $$ >&9; "
                         "while :; do date +%s%N >> '" + first_log.string() +
                             "'; sleep 0.01; done"},
                        true);
   // "acquired job (valid for N ms)": the validity ends by N ms after this read.
+  // A CMD ignoring SIGTERM must not outlive a failed test either.
+  struct group_killer {
+    pid_t pgid = 0;
+    ~group_killer() {
+      if (pgid > 0) ::kill(-pgid, SIGKILL);
+    }
+  } group;
   // (redlock says it after CMD has started: the two lines come in any order.)
   std::optional<std::chrono::system_clock::time_point> validity_end;
   bool started = false;
@@ -262,7 +269,10 @@ TEST_CASE("cli exec: a command ignoring SIGTERM is dead before its lock's validi
     if (std::regex_search(line, m, std::regex("acquired job \\(valid for ([0-9]+) ms\\)"))) {
       validity_end = std::chrono::system_clock::now() + std::chrono::milliseconds(std::stoll(m[1]));
     }
-    if (line == "started") started = true;
+    if (line.rfind("started ", 0) == 0) {
+      started = true;
+      group.pgid = std::stoi(line.substr(8));
+    }
   }
   REQUIRE(validity_end.has_value());
   // No extension can reach a quorum from now on.
