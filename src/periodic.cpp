@@ -40,7 +40,8 @@ class periodic_run : public std::enable_shared_from_this<periodic_run> {
     run_options_ = options_.lock;
     run_options_.retry = retry_policy{};
     run_options_.retry.max_attempts = 0;
-    run_options_.wait_timeout = options_.lock.ttl + lag_;
+    // A crashed run's key lives as long as its last extension's TTL.
+    run_options_.wait_timeout = std::max(options_.lock.ttl, options_.keep.ttl) + lag_;
   }
 
   void start() {
@@ -95,8 +96,9 @@ class periodic_run : public std::enable_shared_from_this<periodic_run> {
     request.lock = claim_options_;
     // Never released once the job has started: the claim must outlive every
     // instance's window.
-    request.lock.ttl = claim_ttl(request.window, options_.max_clock_skew, lag_, options_.lock.ttl,
-                                 owner_.config().drift_factor);
+    request.lock.ttl = claim_lifetime(claim_ttl(request.window, options_.max_clock_skew, lag_,
+                                                options_.lock.ttl, owner_.config().drift_factor),
+                                      options_.when.shortest_gap());
     start_claim(owner_, std::move(request),
                 make_completion<error_code, due_claim>(
                     boost::asio::bind_executor(
@@ -174,6 +176,17 @@ class periodic_run : public std::enable_shared_from_this<periodic_run> {
   std::stop_source stopping_;
 };
 
+/// A claim or run lock re-entered by another instance sharing the owner id
+/// would let a due time run twice (or consecutive runs overlap).
+void refuse_reentrant(const lock_options& lock, const char* what) {
+  if (!lock.reentrant_owner.empty()) {
+    throw std::invalid_argument(fmt::format(
+        "redlock: {}: lock.reentrant_owner must be empty (a re-entered claim or run lock could "
+        "run a due time twice)",
+        what));
+  }
+}
+
 void start_claim_due(client& owner, std::string name, due_claim_options options,
                      completion<error_code, due_claim> done) {
   const error_code invalid = validate(name, options.lock, owner.config().drift_factor);
@@ -181,13 +194,16 @@ void start_claim_due(client& owner, std::string name, due_claim_options options,
   if (options.max_clock_skew.count() < 0) {
     throw std::invalid_argument("redlock: async_claim_due: max_clock_skew is negative");
   }
-  if (2 * options.max_clock_skew >= options.when.shortest_gap()) {
-    throw std::invalid_argument(fmt::format(
-        "redlock: async_claim_due: max_clock_skew {} ms is not less than half the shortest gap "
-        "between due times ({} ms)",
-        options.max_clock_skew.count(), options.when.shortest_gap().count()));
-  }
+  refuse_reentrant(options.lock, "async_claim_due");
   const auto lag = effective_request_timeout(options.lock);
+  // An instance late within one due time's window must not find the next
+  // one nearer.
+  if (2 * options.max_clock_skew + lag >= options.when.shortest_gap()) {
+    throw std::invalid_argument(fmt::format(
+        "redlock: async_claim_due: twice max_clock_skew ({} ms) plus the request timeout ({} ms) "
+        "is not less than the shortest gap between due times ({} ms)",
+        options.max_clock_skew.count(), lag.count(), options.when.shortest_gap().count()));
+  }
   const auto skew = options.max_clock_skew;
   const auto now = wall_clock::now() + options.clock_offset;
   const auto due = due_near(options.when, now, skew, lag);
@@ -212,7 +228,8 @@ void start_claim_due(client& owner, std::string name, due_claim_options options,
   request.lock.wait_timeout = milliseconds::zero();
   request.lock.request_timeout = lag;
   request.lock.ttl =
-      claim_ttl(request.window, skew, lag, options.lock.ttl, owner.config().drift_factor);
+      claim_lifetime(claim_ttl(request.window, skew, lag, options.lock.ttl, owner.config().drift_factor),
+                     options.when.shortest_gap());
   start_claim(owner, std::move(request), std::move(done));
 }
 
@@ -227,6 +244,7 @@ periodic_job::periodic_job(client& owner, std::string name, periodic_options opt
   if (options.max_clock_skew.count() < 0) {
     throw std::invalid_argument("redlock: periodic_job: max_clock_skew is negative");
   }
+  detail::refuse_reentrant(options.lock, "periodic_job");
   run_ = std::make_shared<detail::periodic_run>(owner, std::move(name), std::move(options),
                                                 std::move(run), std::move(on_outcome));
 }

@@ -65,6 +65,15 @@ int run_once_per(session& s, const exec_arguments& arguments, const once_per_arg
   options.max_clock_skew = once.max_skew;
   // The claim's TTL is --ttl on top of the window; its attempts use --timeout.
   options.lock = s.lock_options_for(arguments.resource, arguments.ttl);
+  // A machine late within one period's window must not find the next due
+  // time nearer.
+  if (const auto lag = effective_request_timeout(options.lock);
+      2 * once.max_skew + lag >= once.period) {
+    throw usage_problem{fmt::format(
+        "--max-skew {}: twice it plus the request timeout ({}) must be less than --once-per {}",
+        args::format_duration(once.max_skew), args::format_duration(lag),
+        args::format_duration(once.period))};
+  }
   std::stop_source interrupt;
   options.lock.stop = interrupt.get_token();
 

@@ -116,10 +116,7 @@ class blocking_client {
   std::optional<lock> try_acquire_for(std::string resource,
                                       const std::chrono::duration<Rep, Period>& wait,
                                       lock_options options = {}) {
-    return try_acquire_within(
-        std::move(resource),
-        std::chrono::ceil<milliseconds>(std::chrono::duration_cast<std::chrono::nanoseconds>(wait)),
-        std::move(options));
+    return try_acquire_within(std::move(resource), wait_in_ms(wait), std::move(options));
   }
   /// try_acquire_for until `deadline` on any clock.
   template <class Clock, class Duration>
@@ -148,10 +145,8 @@ class blocking_client {
                                                     const std::chrono::duration<Rep, Period>& wait,
                                                     lock_options options = {},
                                                     const keep_options& keep = {}) {
-    return try_acquire_scoped_within(
-        std::move(resource),
-        std::chrono::ceil<milliseconds>(std::chrono::duration_cast<std::chrono::nanoseconds>(wait)),
-        std::move(options), keep);
+    return try_acquire_scoped_within(std::move(resource), wait_in_ms(wait), std::move(options),
+                                     keep);
   }
 
   /// acquire_scoped for several resources as one lock (see acquire_all).
@@ -216,6 +211,16 @@ class blocking_client {
   client& async_client() noexcept;
 
  private:
+  /// A wait in milliseconds; one of max_duration or more waits max_duration
+  /// (converting it exactly could overflow).
+  template <class Rep, class Period>
+  static milliseconds wait_in_ms(const std::chrono::duration<Rep, Period>& wait) {
+    if (std::chrono::duration<double, std::milli>(wait).count() >=
+        static_cast<double>(max_duration.count())) {
+      return max_duration;
+    }
+    return std::chrono::ceil<milliseconds>(std::chrono::duration_cast<std::chrono::nanoseconds>(wait));
+  }
   /// Releases after run_exclusive's fn returned; throws as it says.
   static void finish_exclusive(scoped_lock& scope);
   std::optional<lock> try_acquire_within(std::string resource, milliseconds wait,

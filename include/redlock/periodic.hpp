@@ -180,7 +180,8 @@ void start_claim_due(client& owner, std::string name, due_claim_options options,
 ///
 /// Throws boost::system::system_error for an empty name or bad lock
 /// options, std::invalid_argument for a max_clock_skew that is negative or
-/// not less than half the shortest gap between due times.
+/// whose double plus the request timeout is not less than the shortest gap
+/// between due times, or for a lock.reentrant_owner.
 ///
 /// The handler is never invoked from inside this function.
 template <class CompletionToken>
@@ -204,10 +205,11 @@ auto async_claim_due(client& owner, std::string name, due_claim_options options,
 /// nobody (split votes; see async_claim_due, which makes the same claims),
 /// then runs the job under the run lock `<name>` with auto-extension, so
 /// runs of consecutive due times never overlap either; the claimer waits
-/// for the run lock up to lock.ttl + the request timeout, by when a crashed
+/// for the run lock up to max(lock.ttl, keep.ttl) + the request timeout, by when a crashed
 /// run's lock has expired. A crashed run blocks nothing but its own due
 /// time. A claim whose job could not start is released, so another instance
-/// still within its window may take the due time.
+/// still within its window may take the due time if it has not tried yet
+/// (one that found the claim held has given up on that due time).
 class periodic_job {
  public:
   /// Called with the due time, the kept run lock and the callback to call
@@ -217,7 +219,8 @@ class periodic_job {
   using outcome_handler = std::function<void(const occurrence&, occurrence_outcome, error_code)>;
 
   /// Throws boost::system::system_error for an empty name or bad lock or
-  /// keep options, std::invalid_argument for a negative max_clock_skew.
+  /// keep options, std::invalid_argument for a negative max_clock_skew or a
+  /// lock.reentrant_owner.
   periodic_job(client& owner, std::string name, periodic_options options, job run,
                outcome_handler on_outcome = {});
   /// Stops scheduling; a job running now runs to its end.

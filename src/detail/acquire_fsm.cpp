@@ -75,8 +75,14 @@ acquire_fsm::action acquire_fsm::decided(quorum_fsm::state state, clock::time_po
   if (answered && quorum_answered) {
     wakes_used_ = std::max(wakes_used_, wakes_at_attempt_);
   }
-  // Enough nodes are reachable to decide: the unreachable bound starts over.
-  if (quorum_answered && rules_.unreachable_timeout > clock::duration::zero()) {
+  // The unreachable bound starts over unless more nodes failed than the
+  // quorum can spare. (An attempt refused by a holder is decided once the
+  // refusals and a down node's fast failure exceed the spare, before a
+  // quorum has answered: the nodes not heard from are not known to be
+  // down, and waiting on that holder is what the caller asked for.)
+  const bool quorum_may_answer = round_.nodes() - round_.failed() >= round_.quorum();
+  if ((quorum_answered || quorum_may_answer) &&
+      rules_.unreachable_timeout > clock::duration::zero()) {
     unreachable_deadline_ = now + rules_.unreachable_timeout;
   }
   if (state == quorum_fsm::state::reached) return complete({});

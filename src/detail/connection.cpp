@@ -108,7 +108,7 @@ void connection::tls_handshake() {
                                  if (generation != generation_ || state_ != state::connecting)
                                    return;
                                  if (ec) {
-                                   ec = tls_handshake_error(slot->stream, ec);
+                                   ec = tls_handshake_error(slot->stream, ec, node_.tls.verify);
                                    if (consecutive_failures_ == 0 || ec != last_error_) {
                                      settings_.log(
                                          log_level::error,

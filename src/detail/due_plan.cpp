@@ -43,6 +43,10 @@ milliseconds claim_ttl(const claim_window& window, milliseconds skew, millisecon
   return std::chrono::ceil<milliseconds>(spread * (1.0 + drift_factor)) + lock_ttl;
 }
 
+milliseconds claim_lifetime(milliseconds ttl, milliseconds shortest_gap) noexcept {
+  return std::min(std::max(ttl, shortest_gap), max_duration);
+}
+
 std::string due_id(wall_clock::time_point due) {
   return std::to_string(std::chrono::duration_cast<milliseconds>(due.time_since_epoch()).count());
 }

@@ -51,6 +51,12 @@ std::optional<wall_clock::time_point> due_near(const schedule& when, wall_clock:
 milliseconds claim_ttl(const claim_window& window, milliseconds skew, milliseconds lag,
                        milliseconds lock_ttl, double drift_factor) noexcept;
 
+/// claim_ttl, but at least the shortest gap between due times (at most
+/// max_duration): instances with other skew or timeout settings, whose
+/// windows the first claimer cannot know, still find the claim there, as
+/// no valid window reaches the next due time.
+milliseconds claim_lifetime(milliseconds ttl, milliseconds shortest_gap) noexcept;
+
 /// The claim key's suffix for `due`: milliseconds since the epoch.
 std::string due_id(wall_clock::time_point due);
 

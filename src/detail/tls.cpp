@@ -72,7 +72,8 @@ error_code prepare_tls_stream(tls_stream& stream, const tls_config& tls, const s
   return set == 1 ? error_code{} : error_code(errc::invalid_tls);
 }
 
-error_code tls_handshake_error(tls_stream& stream, error_code ec) {
+error_code tls_handshake_error(tls_stream& stream, error_code ec, bool verifying) {
+  if (!verifying) return ec;
   const long verified = SSL_get_verify_result(stream.native_handle());
   if (verified != X509_V_OK) return {static_cast<int>(verified), tls_verify_category()};
   return ec;

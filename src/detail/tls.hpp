@@ -28,7 +28,9 @@ std::shared_ptr<boost::asio::ssl::context> make_tls_context(const tls_config& tl
 error_code prepare_tls_stream(tls_stream& stream, const tls_config& tls, const std::string& host);
 
 /// What a failed handshake reports: the certificate verification failure
-/// (tls_verify_category) when there was one, else `ec`.
-error_code tls_handshake_error(tls_stream& stream, error_code ec);
+/// (tls_verify_category) when verifying and there was one, else `ec`.
+/// (OpenSSL records a verify result even with verification off: a
+/// handshake reset then is no certificate failure.)
+error_code tls_handshake_error(tls_stream& stream, error_code ec, bool verifying);
 
 }  // namespace redlock::detail

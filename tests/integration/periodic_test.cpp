@@ -375,6 +375,17 @@ TEST_CASE("periodic job: five nodes, three instances nearest 2, 2 and 1 of them"
   run_and_check(e, book, all, 2);
 }
 
+namespace {
+/// Lets the wall clock reach 50 ms past a due time of every(`period`): a
+/// one-shot window whose skew and timeout leave gaps between due times is
+/// then sure to hold one.
+void just_after_a_due_time(boost::asio::io_context& io, milliseconds period) {
+  const auto phase = std::chrono::duration_cast<milliseconds>(
+      redlock::wall_clock::now().time_since_epoch() % period);
+  wait_on_timer(io, period - phase + 50ms);
+}
+}  // namespace
+
 TEST_CASE("async_claim_due: one of the callers claims the due time near now, the others find it "
           "held",
           "[integration][periodic]") {
@@ -385,10 +396,12 @@ TEST_CASE("async_claim_due: one of the callers claims the due time near now, the
     warm_up(e.io, *callers.back());
   }
   redlock::due_claim_options options;
-  // A window of 2 * 900 ms + the request timeout: some due time is always in it.
+  // Windows of 2 * 900 ms + the request timeout, 100 ms apart: the callers
+  // start just after a due time.
   options.when = redlock::schedule::every(2s);
   options.max_clock_skew = 900ms;
-  options.lock = once(2s, 500ms);
+  options.lock = once(2s, 100ms);
+  just_after_a_due_time(e.io, 2s);
   using result = std::pair<error_code, redlock::due_claim>;
   auto results = std::make_shared<std::vector<result>>();
   for (auto& c : callers) {
@@ -416,7 +429,7 @@ TEST_CASE("async_claim_due: one of the callers claims the due time near now, the
   const auto now_ms = std::chrono::duration_cast<milliseconds>(
                           redlock::wall_clock::now().time_since_epoch())
                           .count();
-  CHECK(std::abs(now_ms - due_ms) <= 900 + 500 + 1000);
+  CHECK(std::abs(now_ms - due_ms) <= 900 + 100 + 1000);
   // A caller after them: held elsewhere (the claim outlives every window).
   auto [late_ec, late] = run_op<error_code, redlock::due_claim>(e.io, [&](auto handler) {
     redlock::async_claim_due(*callers[0], "report", options, std::move(handler));
@@ -450,6 +463,8 @@ TEST_CASE("async_claim_due: no due time in the window, cancellation and bad opti
   options.clock_offset = 0ms;
   options.when = redlock::schedule::every(2s);
   options.max_clock_skew = 900ms;
+  options.lock = once(2s, 100ms);
+  just_after_a_due_time(e.io, 2s);
   std::stop_source stop;
   options.lock.stop = stop.get_token();
   stop.request_stop();
@@ -470,4 +485,30 @@ TEST_CASE("async_claim_due: no due time in the window, cancellation and bad opti
   auto negative = options;
   negative.max_clock_skew = -1ms;
   CHECK_THROWS_AS(claim("report", negative), std::invalid_argument);
+}
+
+// Review of issue 20 §2/§3: a reentrant owner shared by two instances would
+// let both take a claim; a skew whose windows reach the next due time once
+// the request timeout is counted would pick different due times.
+TEST_CASE("periodic jobs and claims refuse a reentrant owner and a skew the timeout overruns",
+          "[integration][periodic]") {
+  env e(3);
+  redlock::client locks(e.io.get_executor(), e.config);
+  redlock::periodic_options job;
+  job.lock.reentrant_owner = "host-a";
+  CHECK_THROWS_AS(redlock::periodic_job(locks, "report", job,
+                                        [](const redlock::occurrence&, redlock::keeper&,
+                                           redlock::work_done done) { done({}); }),
+                  std::invalid_argument);
+  redlock::due_claim_options claim;
+  claim.when = redlock::schedule::every(2s);
+  claim.lock = once(2s, 500ms);
+  claim.max_clock_skew = 800ms;  // 2 * 800 + 500 >= 2000
+  auto start = [&](const redlock::due_claim_options& o) {
+    redlock::async_claim_due(locks, "report", o, [](error_code, redlock::due_claim) {});
+  };
+  CHECK_THROWS_AS(start(claim), std::invalid_argument);
+  claim.max_clock_skew = 700ms;
+  claim.lock.reentrant_owner = "host-a";
+  CHECK_THROWS_AS(start(claim), std::invalid_argument);
 }

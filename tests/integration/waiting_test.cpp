@@ -278,3 +278,18 @@ TEST_CASE("blocking try_acquire_scoped_for: held and kept extended, none after t
     CHECK_FALSE(e.admin[0]->exists(key));
   }
 }
+
+// Review of issue 20 §6: a wait too long to convert exactly (seconds::max(),
+// centuries) overflowed into no wait or an invalid argument.
+TEST_CASE("a blocking wait of any length is a long wait, not an overflow",
+          "[integration][waiting]") {
+  env e(3);
+  redlock::blocking_client locks(e.config);
+  auto forever = locks.try_acquire_for("endless", std::chrono::seconds::max(), once(5s));
+  REQUIRE(forever.has_value());
+  auto centuries = locks.try_acquire_scoped_for("ages", std::chrono::hours(24 * 365 * 300),
+                                                once(5s));
+  REQUIRE(centuries.has_value());
+  CHECK(centuries->owns_lock());
+  locks.release(*forever);
+}

@@ -86,6 +86,12 @@ TEST_CASE("due plan: claim windows, the due time near now, the shortest gap",
   CHECK(one_shot.closes == d + 550ms);
   // A one-shot window is a skew longer: the claim lives a skew longer too.
   CHECK(claim_ttl(one_shot, 500ms, 50ms, 10s, 0.0) == 1600ms + 10s);
+  // Whatever the claimer's own settings, a claim outlives the gap to the
+  // next due time (review: mixed skews ran a due time twice).
+  using redlock::detail::claim_lifetime;
+  CHECK(claim_lifetime(1600ms + 10s, 1h) == 1h);
+  CHECK(claim_lifetime(2h, 1h) == 2h);
+  CHECK(claim_lifetime(1s, std::chrono::hours(24 * 400)) == redlock::max_duration);
   CHECK(claim_resource("nightly", wall_clock::time_point(1234567ms)) == "nightly:due:1234567");
 
   const auto minute = schedule::every(1min);
