@@ -3,11 +3,11 @@
 #include "detail/claim_op.hpp"
 #include "detail/due_plan.hpp"
 
+#include <fmt/format.h>
 #include <boost/asio/bind_executor.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/system_timer.hpp>
 #include <boost/system/system_error.hpp>
-#include <fmt/format.h>
 
 #include <atomic>
 #include <stdexcept>
@@ -213,10 +213,10 @@ void start_claim_due(client& owner, std::string name, due_claim_options options,
     result.due.due = options.when.next_after(now);
     result.due.id = due_id(result.due.due);
     result.outcome = claim_outcome::missed;
-    return boost::asio::post(owner.get_executor(), [done = std::move(done),
-                                                    result = std::move(result)]() mutable {
-      done({}, std::move(result));
-    });
+    return boost::asio::post(owner.get_executor(),
+                             [done = std::move(done), result = std::move(result)]() mutable {
+                               done({}, std::move(result));
+                             });
   }
   claim_request request;
   request.resource = claim_resource(name, *due);
@@ -227,9 +227,9 @@ void start_claim_due(client& owner, std::string name, due_claim_options options,
   request.lock.retry = retry_policy::try_once();
   request.lock.wait_timeout = milliseconds::zero();
   request.lock.request_timeout = lag;
-  request.lock.ttl =
-      claim_lifetime(claim_ttl(request.window, skew, lag, options.lock.ttl, owner.config().drift_factor),
-                     options.when.shortest_gap());
+  request.lock.ttl = claim_lifetime(
+      claim_ttl(request.window, skew, lag, options.lock.ttl, owner.config().drift_factor),
+      options.when.shortest_gap());
   start_claim(owner, std::move(request), std::move(done));
 }
 

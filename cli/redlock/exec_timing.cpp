@@ -16,8 +16,8 @@ namespace {
 /// The lock's validity right after an acquire or extension with `ttl`
 /// (client_config::drift_factor: drift = ttl * factor + 2 ms).
 milliseconds validity_of(milliseconds ttl, double drift_factor) {
-  const auto drift = milliseconds(static_cast<long long>(std::ceil(
-                         static_cast<double>(ttl.count()) * drift_factor))) +
+  const auto drift = milliseconds(static_cast<long long>(
+                         std::ceil(static_cast<double>(ttl.count()) * drift_factor))) +
                      milliseconds{2};
   return ttl - drift;
 }
@@ -48,8 +48,8 @@ std::variant<exec_timing, std::string> plan_exec_timing(milliseconds ttl,
   // At least 20 ms: ordinary scheduling delays must not push SIGKILL past
   // the validity of a short TTL.
   timing.kill_margin = std::max(validity / 10, min_kill_margin);
-  const auto most = std::chrono::duration_cast<milliseconds>(max_share * validity) -
-                    timing.kill_margin;
+  const auto most =
+      std::chrono::duration_cast<milliseconds>(max_share * validity) - timing.kill_margin;
   if (most < milliseconds{0}) {
     return fmt::format(
         "--ttl {} is too short for exec: CMD could not be killed {} before the lock's validity "
@@ -65,8 +65,8 @@ std::variant<exec_timing, std::string> plan_exec_timing(milliseconds ttl,
         args::format_duration(std::max(most, milliseconds{0})));
   }
   timing.lost_margin = timing.grace + timing.kill_margin;
-  const double share = static_cast<double>(timing.lost_margin.count()) /
-                       static_cast<double>(validity.count());
+  const double share =
+      static_cast<double>(timing.lost_margin.count()) / static_cast<double>(validity.count());
   timing.extend_at = std::max(1.0 / 3, share + extension_room);
   return timing;
 }

@@ -31,8 +31,8 @@ std::chrono::milliseconds default_grace(std::chrono::milliseconds ttl, double dr
 /// The timing for `--ttl ttl` and `--grace grace` (default_grace when
 /// unset), or the usage error (naming both values) when the grace cannot
 /// fit in the TTL.
-std::variant<exec_timing, std::string> plan_exec_timing(std::chrono::milliseconds ttl,
-                                                        std::optional<std::chrono::milliseconds> grace,
-                                                        double drift_factor);
+std::variant<exec_timing, std::string> plan_exec_timing(
+    std::chrono::milliseconds ttl, std::optional<std::chrono::milliseconds> grace,
+    double drift_factor);
 
 }  // namespace redlock::cli

@@ -219,7 +219,8 @@ class blocking_client {
         static_cast<double>(max_duration.count())) {
       return max_duration;
     }
-    return std::chrono::ceil<milliseconds>(std::chrono::duration_cast<std::chrono::nanoseconds>(wait));
+    return std::chrono::ceil<milliseconds>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(wait));
   }
   /// Releases after run_exclusive's fn returned; throws as it says.
   static void finish_exclusive(scoped_lock& scope);

@@ -81,7 +81,8 @@ class keep_op final : public registered_operation,
   /// When the signal is due if nothing lands first, or seen_marker. Only
   /// the strand stores times; readers only swap the strand's last one for
   /// the marker.
-  mutable std::atomic<clock::rep> signal_at_ns_{clock::time_point::max().time_since_epoch().count()};
+  mutable std::atomic<clock::rep> signal_at_ns_{
+      clock::time_point::max().time_since_epoch().count()};
   clock::rep published_{};  ///< The strand's last store to signal_at_ns_.
   std::atomic<errc> late_reason_{errc::lock_expiring};
   bool enrolled_ = false;

@@ -47,10 +47,10 @@ tally work(const redlock::lease_token& token) {
 }
 
 void report(const tally& done) {
-  fmt::print("effects {} last_check_ns {}\n", done.effects,
-             std::chrono::duration_cast<std::chrono::nanoseconds>(
-                 done.last_check.time_since_epoch())
-                 .count());
+  fmt::print(
+      "effects {} last_check_ns {}\n", done.effects,
+      std::chrono::duration_cast<std::chrono::nanoseconds>(done.last_check.time_since_epoch())
+          .count());
   std::fflush(stdout);
 }
 

@@ -54,11 +54,11 @@ void paused_past_the_lease(const std::string& mode) {
   std::smatch m;
   REQUIRE(std::regex_match(last, m, std::regex("effects ([0-9]+) last_check_ns ([0-9]+)")));
   CHECK(std::stol(m[1].str()) > 0);
-  const auto last_check = std::chrono::steady_clock::time_point(
-      std::chrono::nanoseconds(std::stoll(m[2].str())));
-  INFO(fmt::format("last check {} us before the resume",
-                   std::chrono::duration_cast<std::chrono::microseconds>(resumed - last_check)
-                       .count()));
+  const auto last_check =
+      std::chrono::steady_clock::time_point(std::chrono::nanoseconds(std::stoll(m[2].str())));
+  INFO(fmt::format(
+      "last check {} us before the resume",
+      std::chrono::duration_cast<std::chrono::microseconds>(resumed - last_check).count()));
   // Every side effect was checked before the pause; none after it.
   CHECK(last_check < resumed);
   CHECK(probe.wait().status == 0);
@@ -67,8 +67,7 @@ void paused_past_the_lease(const std::string& mode) {
 
 }  // namespace
 
-TEST_CASE("a leader paused past its term does no side effect after it resumes",
-          "[cli][pause]") {
+TEST_CASE("a leader paused past its term does no side effect after it resumes", "[cli][pause]") {
   paused_past_the_lease("leader");
 }
 
