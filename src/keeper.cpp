@@ -45,7 +45,7 @@ error_code keeper::lost_reason() const noexcept { return op_ ? op_->reason() : e
 
 lease_token keeper::stop_token() const noexcept {
   if (!op_) return {};
-  return detail::lease_access::make(op_->stop_token(), op_);
+  return detail::lease_access::make(op_->stop_token(), op_->lease());
 }
 
 unsigned keeper::extensions() const noexcept { return op_ ? op_->extensions() : 0; }

@@ -10,15 +10,15 @@ keep_op::keep_op(std::shared_ptr<node_set> nodes, redlock::lock held, const keep
       on_lost_(options.on_lost),
       fsm_(keep_rules_of(options, held_.ttl(), nodes_->config().drift_factor, clock::now()),
            held_.validity_deadline()) {
-  late_reason_.store(fsm_.late_reason(), std::memory_order_relaxed);
+  lease_->late_reason.store(fsm_.late_reason(), std::memory_order_relaxed);
   published_ = fsm_.signal_at().time_since_epoch().count();
-  signal_at_ns_.store(published_, std::memory_order_release);
+  lease_->signal_at_ns.store(published_, std::memory_order_release);
 }
 
-bool keep_op::lost() const noexcept {
-  if (lost_.load(std::memory_order_acquire)) return true;
+bool lease_state::lost() const noexcept {
+  if (signalled.load(std::memory_order_acquire)) return true;
   const auto now = clock::now().time_since_epoch().count();
-  auto seen = signal_at_ns_.load(std::memory_order_acquire);
+  auto seen = signal_at_ns.load(std::memory_order_acquire);
   for (;;) {
     if (seen == seen_marker) return true;
     if (now < seen) return false;
@@ -26,20 +26,17 @@ bool keep_op::lost() const noexcept {
     // time for an extension that lands too late (its exchange fails and it
     // fires the signal). Nothing is posted: this may run on any thread, even
     // after the client's executor is gone.
-    if (signal_at_ns_.compare_exchange_weak(seen, seen_marker, std::memory_order_acq_rel)) {
+    if (signal_at_ns.compare_exchange_weak(seen, seen_marker, std::memory_order_acq_rel)) {
       return true;
     }
   }
 }
 
-bool keep_op::due() const noexcept {
-  // The lease is also over once the keeping ended without a signal.
-  return stop_requested_.load(std::memory_order_acquire) || lost();
-}
+bool lease_state::due() const noexcept { return stopped.load(std::memory_order_acquire) || lost(); }
 
 error_code keep_op::reason() const noexcept {
-  if (lost_.load(std::memory_order_acquire)) return reason_;
-  if (lost()) return late_reason_.load(std::memory_order_relaxed);
+  if (lease_->signalled.load(std::memory_order_acquire)) return reason_;
+  if (lost()) return lease_->late_reason.load(std::memory_order_relaxed);
   return {};
 }
 
@@ -48,10 +45,10 @@ bool keep_op::publish_signal_time(clock::time_point at, errc reason) noexcept {
   if (wanted == published_) return true;
   auto expected = published_;
   // Readers only ever replace our last value with the marker.
-  if (!signal_at_ns_.compare_exchange_strong(expected, wanted, std::memory_order_acq_rel)) {
+  if (!lease_->signal_at_ns.compare_exchange_strong(expected, wanted, std::memory_order_acq_rel)) {
     return false;
   }
-  late_reason_.store(reason, std::memory_order_relaxed);
+  lease_->late_reason.store(reason, std::memory_order_relaxed);
   published_ = wanted;
   return true;
 }
@@ -59,7 +56,9 @@ bool keep_op::publish_signal_time(clock::time_point at, errc reason) noexcept {
 void keep_op::take_sightings() noexcept {
   // A reader told the work the signal's time had come: from now on the fsm
   // agrees, before any other event can give another reason.
-  if (signal_at_ns_.load(std::memory_order_acquire) == seen_marker) fsm_.due_seen();
+  if (lease_->signal_at_ns.load(std::memory_order_acquire) == lease_state::seen_marker) {
+    fsm_.due_seen();
+  }
 }
 
 void keep_op::launch() {
@@ -74,7 +73,7 @@ void keep_op::launch() {
 }
 
 void keep_op::request_stop() {
-  stop_requested_.store(true);
+  lease_->stopped.store(true);
   boost::asio::post(nodes_->strand(), [self = shared_from_this()] { self->step(); });
 }
 
@@ -84,7 +83,7 @@ void keep_op::wait_lost(completion<error_code> done) {
                       // A signal whose time has passed fires first, so the
                       // wait gets its reason, never an empty one.
                       self->step();
-                      if (self->lost_.load()) return done(self->reason_);
+                      if (self->lease_->signalled.load()) return done(self->reason_);
                       if (self->done_) return done(boost::asio::error::operation_aborted);
                       self->waiters_.push_back(std::move(done));
                     });
@@ -108,7 +107,7 @@ void keep_op::step() {
   if (done_) return;
   // Before anything the handle says: our own release must not read as a
   // release through another copy.
-  if (stop_requested_.load()) return finish();
+  if (lease_->stopped.load()) return finish();
   const auto& state = lock_access::state(held_);
   take_sightings();
   fsm_.observe(clock::now(), state->deadline(), state->found_lost.load(), state->released.load());
@@ -148,7 +147,7 @@ void keep_op::send_extension(milliseconds ttl) {
 
 void keep_op::signal(error_code reason) {
   reason_ = reason;
-  lost_.store(true, std::memory_order_release);
+  lease_->signalled.store(true, std::memory_order_release);
   if (auto* watching = nodes_->observer()) {
     const auto& state = lock_access::state(held_);
     watching->on_lock_lost(state->resources.empty() ? "" : state->resources.front(), reason);
@@ -169,7 +168,7 @@ void keep_op::finish() {
   fsm_.stop();
   // Stopped without a signal: lost() stays false from now on, unless a
   // reader has already been told otherwise.
-  if (!lost_.load()) publish_signal_time(clock::time_point::max(), errc::lock_expiring);
+  if (!lease_->signalled.load()) publish_signal_time(clock::time_point::max(), errc::lock_expiring);
   lock_access::state(held_)->unwatch(this);
   nodes_->keepers().unschedule(*this);
   if (std::exchange(enrolled_, false)) nodes_->withdraw(this);

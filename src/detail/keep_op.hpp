@@ -18,10 +18,31 @@
 
 namespace redlock::detail {
 
+/// What a keeper shares with the work's tokens: atomics only, so a token
+/// may outlive the keeper, its client and the client's io_context.
+struct lease_state final : lease_clock {
+  /// A reader saw the signal's time pass (stored in signal_at_ns in place
+  /// of the time): the strand must fire the signal, whatever lands later.
+  static constexpr clock::rep seen_marker = std::numeric_limits<clock::rep>::min();
+
+  /// The signal fired, or its time has passed (claimed for ever, see
+  /// keep_op::publish_signal_time).
+  bool lost() const noexcept;
+  /// lost(), or the keeping was stopped (the lease is over either way).
+  bool due() const noexcept override;
+
+  std::atomic<bool> signalled{false};
+  std::atomic<bool> stopped{false};
+  /// When the signal is due if nothing lands first, or seen_marker. Only
+  /// the keeper's strand stores times; readers only swap its last one for
+  /// the marker.
+  mutable std::atomic<clock::rep> signal_at_ns{clock::time_point::max().time_since_epoch().count()};
+  std::atomic<errc> late_reason{errc::lock_expiring};
+};
+
 class keep_op final : public registered_operation,
                       public scheduled_keeper,
                       public lock_watcher,
-                      public lease_clock,
                       public std::enable_shared_from_this<keep_op> {
  public:
   /// `held` and `options` are valid (checked by the keeper).
@@ -43,10 +64,10 @@ class keep_op final : public registered_operation,
   /// Also true once the signal's time has passed while the strand could
   /// not run (a busy executor): the work must not trust the lock then.
   /// Never turns false again once true.
-  bool lost() const noexcept;
+  bool lost() const noexcept { return lease_->lost(); }
   error_code reason() const noexcept;
-  /// lost(), or the keeping was stopped (the lease is over either way).
-  bool due() const noexcept override;
+  /// For the work's tokens.
+  std::shared_ptr<const lease_state> lease() const noexcept { return lease_; }
   std::stop_token stop_token() const noexcept { return stop_source_.get_token(); }
   unsigned extensions() const noexcept { return extensions_.load(std::memory_order_relaxed); }
   const std::shared_ptr<node_set>& nodes() const noexcept { return nodes_; }
@@ -71,20 +92,10 @@ class keep_op final : public registered_operation,
   keep_fsm fsm_;
   std::stop_source stop_source_;
   std::vector<completion<error_code>> waiters_;
-  error_code reason_;  ///< Written before lost_.
-  std::atomic<bool> lost_{false};
-  std::atomic<bool> stop_requested_{false};
+  error_code reason_;  ///< Written before lease_->signalled.
+  std::shared_ptr<lease_state> lease_ = std::make_shared<lease_state>();
+  clock::rep published_{};  ///< The strand's last store to lease_->signal_at_ns.
   std::atomic<unsigned> extensions_{0};
-  /// A reader saw the signal's time pass (stored in signal_at_ns_ in place
-  /// of the time): the strand must fire the signal, whatever lands later.
-  static constexpr clock::rep seen_marker = std::numeric_limits<clock::rep>::min();
-  /// When the signal is due if nothing lands first, or seen_marker. Only
-  /// the strand stores times; readers only swap the strand's last one for
-  /// the marker.
-  mutable std::atomic<clock::rep> signal_at_ns_{
-      clock::time_point::max().time_since_epoch().count()};
-  clock::rep published_{};  ///< The strand's last store to signal_at_ns_.
-  std::atomic<errc> late_reason_{errc::lock_expiring};
   bool enrolled_ = false;
   bool done_ = false;
 };
