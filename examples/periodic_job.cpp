@@ -56,8 +56,12 @@ int main(int argc, char** argv) {
       },
       [&](const redlock::occurrence& due, redlock::occurrence_outcome outcome,
           redlock::error_code ec) {
-        static const char* names[] = {"ran", "claimed elsewhere", "previous run still going",
-                                      "missed", "failed", "contended (votes kept splitting)"};
+        static const char* names[] = {"ran",
+                                      "claimed elsewhere",
+                                      "previous run still going",
+                                      "missed",
+                                      "failed",
+                                      "contended (votes kept splitting)"};
         fmt::print("{}: due {:%T}: {}{}\n", name, std::chrono::floor<std::chrono::seconds>(due.due),
                    names[static_cast<int>(outcome)], ec ? " (" + ec.message() + ")" : "");
       });

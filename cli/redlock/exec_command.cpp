@@ -13,14 +13,14 @@
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include <algorithm>
 #include <csignal>
 #include <cstring>
 #include <ctime>
-#include <algorithm>
 #include <memory>
 #include <stop_token>
-#include <variant>
 #include <system_error>
+#include <variant>
 
 namespace redlock::cli {
 
@@ -71,8 +71,7 @@ class exec_run {
   int run() {
     auto options = with_wait(session_.lock_options_for(arguments_.resource, arguments_.ttl),
                              arguments_.wait, arguments_.waiting);
-    auto planned =
-        plan_exec_timing(options.ttl, arguments_.grace, session_.options().drift_factor);
+    auto planned = plan_exec_timing(options.ttl, arguments_.grace, session_.options().drift_factor);
     if (auto* problem = std::get_if<std::string>(&planned)) throw usage_problem{*problem};
     timing_ = std::get<exec_timing>(planned);
     if (validate(keep_options_for_command(), options.ttl, session_.options().drift_factor)) {
@@ -236,8 +235,8 @@ class exec_run {
       if (child_done_) release(arguments_.lost_exit_code);
     });
     const auto as_ms = [](clock::duration d) {
-      return args::format_duration(std::max(std::chrono::milliseconds{0},
-                                            std::chrono::floor<std::chrono::milliseconds>(d)));
+      return args::format_duration(
+          std::max(std::chrono::milliseconds{0}, std::chrono::floor<std::chrono::milliseconds>(d)));
     };
     const bool hold_limit = reason == errc::hold_limit_reached;
     session_.error(fmt::format(

@@ -27,9 +27,9 @@ std::string utc(wall_clock::time_point when) {
   const std::time_t t = wall_clock::to_time_t(seconds);
   std::tm parts{};
   gmtime_r(&t, &parts);
-  const auto text = fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}", parts.tm_year + 1900,
-                                parts.tm_mon + 1, parts.tm_mday, parts.tm_hour, parts.tm_min,
-                                parts.tm_sec);
+  const auto text =
+      fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}", parts.tm_year + 1900, parts.tm_mon + 1,
+                  parts.tm_mday, parts.tm_hour, parts.tm_min, parts.tm_sec);
   if (millis.count() == 0) return text + "Z";
   return fmt::format("{}.{:03}Z", text, millis.count());
 }

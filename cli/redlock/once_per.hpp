@@ -13,8 +13,8 @@
 namespace redlock::cli {
 
 struct once_per_arguments {
-  std::chrono::milliseconds period{0};  ///< --once-per; 0: not given.
-  std::chrono::milliseconds offset{0};  ///< --offset.
+  std::chrono::milliseconds period{0};                          ///< --once-per; 0: not given.
+  std::chrono::milliseconds offset{0};                          ///< --offset.
   std::chrono::milliseconds max_skew{std::chrono::minutes(1)};  ///< --max-skew.
 };
 

@@ -4,8 +4,8 @@
 
 #include <redlock/client.hpp>
 #include <redlock/config.hpp>
-#include <redlock/lease_token.hpp>
 #include <redlock/detail/completion.hpp>
+#include <redlock/lease_token.hpp>
 #include <redlock/lock.hpp>
 
 #include <functional>
