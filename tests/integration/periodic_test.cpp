@@ -335,18 +335,24 @@ void run_and_check(env& e, tally& book, std::vector<std::unique_ptr<near_instanc
   }
 }
 
+/// `instances` instances, instance i nearest node i, over three due times.
+void each_nearest_its_own_node(env& e, int instances) {
+  tally book;
+  std::vector<std::unique_ptr<near_instance>> all;
+  for (int i = 0; i < instances; ++i) {
+    all.push_back(std::make_unique<near_instance>(
+        e, book, i, std::vector<std::size_t>{static_cast<std::size_t>(i)}, 25ms));
+  }
+  run_and_check(e, book, all, 3);
+}
+
 }  // namespace split_votes
 
 TEST_CASE("periodic job: instances each nearest another node run every due time once",
           "[integration][periodic]") {
   using namespace split_votes;
   env e(3);
-  tally book;
-  std::vector<std::unique_ptr<near_instance>> all;
-  for (int i = 0; i < 3; ++i) {
-    all.push_back(std::make_unique<near_instance>(e, book, i, std::vector<std::size_t>{std::size_t(i)}, 25ms));
-  }
-  run_and_check(e, book, all, 3);
+  each_nearest_its_own_node(e, 3);
 }
 
 TEST_CASE("periodic job: one node of three down, two instances each nearest a live node",
@@ -354,12 +360,7 @@ TEST_CASE("periodic job: one node of three down, two instances each nearest a li
   using namespace split_votes;
   env e(3);
   e.nodes.node(2).stop();
-  tally book;
-  std::vector<std::unique_ptr<near_instance>> all;
-  for (int i = 0; i < 2; ++i) {
-    all.push_back(std::make_unique<near_instance>(e, book, i, std::vector<std::size_t>{std::size_t(i)}, 25ms));
-  }
-  run_and_check(e, book, all, 3);
+  each_nearest_its_own_node(e, 2);
 }
 
 TEST_CASE("periodic job: five nodes, three instances nearest 2, 2 and 1 of them",

@@ -33,6 +33,27 @@ redlock::lock_options retrying_for_ever() {
   return options;
 }
 
+/// An acquire of "job" retried without limit but for a 1 s unreachable
+/// bound: what it ended with, after how long, and how the failure reads.
+struct bounded_outcome {
+  lock_result got;
+  milliseconds elapsed{};
+  std::string why;
+};
+redlock::lock_options unreachable_within_1s() {
+  auto options = retrying_for_ever();
+  options.unreachable_timeout = 1s;
+  return options;
+}
+bounded_outcome acquire_within_unreachable_bound(env& e, redlock::client& locks) {
+  const auto options = unreachable_within_1s();
+  const auto start = steady::now();
+  bounded_outcome out{acquire(e.io, locks, "job", options), {}, {}};
+  out.elapsed = ms_since(start);
+  out.why = redlock::describe_failure(out.got.ec, out.got.held, locks.config().nodes);
+  return out;
+}
+
 /// Short connection timeouts and reconnect delays, so that a failing node
 /// fails each attempt quickly.
 void fail_fast(redlock::client_config& config) {
@@ -107,12 +128,7 @@ TEST_CASE("unreachable_timeout ends an acquire of nodes that cannot answer, nami
   const auto stopped = e.nodes.node(0).port();
   e.nodes.node(0).stop();
 
-  auto options = retrying_for_ever();
-  options.unreachable_timeout = 1s;
-  const auto start = steady::now();
-  auto got = acquire(e.io, locks, "job", options);
-  const auto elapsed = ms_since(start);
-  const auto why = redlock::describe_failure(got.ec, got.held, locks.config().nodes);
+  auto [got, elapsed, why] = acquire_within_unreachable_bound(e, locks);
   INFO("after " << elapsed.count() << " ms: " << why);
   CHECK(got.ec == errc::quorum_unreachable);
   CHECK(elapsed >= 1s - 50ms);
@@ -128,7 +144,7 @@ TEST_CASE("unreachable_timeout ends an acquire of nodes that cannot answer, nami
     redlock::blocking_client blocking(e.config);
     const auto blocking_start = steady::now();
     try {
-      blocking.acquire("job", options);
+      blocking.acquire("job", unreachable_within_1s());
       FAIL("acquired with 2 of 3 nodes unreachable");
     } catch (const boost::system::system_error& failure) {
       INFO(failure.what());
@@ -155,12 +171,7 @@ TEST_CASE("unreachable_timeout ends an acquire against a hostile majority",
   }
   fail_fast(e.config);
   redlock::client locks(e.io.get_executor(), e.config);
-  auto options = retrying_for_ever();
-  options.unreachable_timeout = 1s;
-  const auto start = steady::now();
-  auto got = acquire(e.io, locks, "job", options);
-  const auto elapsed = ms_since(start);
-  const auto why = redlock::describe_failure(got.ec, got.held, locks.config().nodes);
+  auto [got, elapsed, why] = acquire_within_unreachable_bound(e, locks);
   INFO("after " << elapsed.count() << " ms: " << why);
   CHECK(got.ec == errc::quorum_unreachable);
   CHECK(elapsed >= 1s - 50ms);
