@@ -92,12 +92,22 @@ class redlock_category final : public boost::system::error_category {
         return "invalid argument: the lock token is empty";
       case errc::invalid_tls:
         return "invalid configuration: a TLS setting is incomplete or its file cannot be used";
+      case errc::fence_state_lost:
+        return "the Redis node lost its fencing state (restart, FLUSHALL or eviction); it is left "
+               "out of fenced acquires until re-seeded from the other nodes";
+      case errc::fenced_ttl_too_long:
+        return "invalid argument: a fenced acquire's TTL must be at most "
+               "client_config::max_fenced_ttl";
+      case errc::invalid_lock_delay:
+        return "invalid argument: the lock delay must be non-negative and at most 365 days";
     }
     return "unknown redlock error " + std::to_string(value);
   }
 
   boost::system::error_condition default_error_condition(int value) const noexcept override {
-    if (static_cast<errc>(value) >= errc::empty_resource) {
+    const auto code = static_cast<errc>(value);
+    if ((code >= errc::empty_resource && code <= errc::invalid_tls) ||
+        code == errc::fenced_ttl_too_long || code == errc::invalid_lock_delay) {
       return boost::system::errc::make_error_condition(boost::system::errc::invalid_argument);
     }
     if (static_cast<errc>(value) == errc::node_timeout) {

@@ -27,6 +27,17 @@ const std::string& lock::reentrant_owner() const noexcept {
 
 const std::string& lock::token() const noexcept { return state_ ? state_->token : nothing; }
 
+bool lock::fenced() const noexcept { return state_ && !state_->fences.empty(); }
+
+std::uint64_t lock::fence() const noexcept {
+  return fenced() ? state_->fences.front() : 0;
+}
+
+const std::vector<std::uint64_t>& lock::fences() const noexcept {
+  static const std::vector<std::uint64_t> none;
+  return state_ ? state_->fences : none;
+}
+
 std::chrono::milliseconds lock::ttl() const noexcept {
   return std::chrono::milliseconds(state_ ? state_->ttl_ms.load(std::memory_order_relaxed) : 0);
 }

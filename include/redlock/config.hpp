@@ -149,6 +149,25 @@ struct lock_options {
   /// See docs/usage.md, "Reentrant locks", for what the nodes keep and what
   /// happens when a minority disagrees.
   std::string reentrant_owner{};
+  /// Fencing (docs/safety.md, "Fencing tokens"): the acquisition also gets
+  /// a 64-bit fencing token per resource (lock::fence(), lock::fences()),
+  /// larger than the token of every fenced acquisition of the resource that
+  /// completed before this one began, whatever the timing (pauses, expired
+  /// leases, late or lost messages, a minority of nodes down or losing
+  /// their data). The protected resource refuses requests that carry a
+  /// token older than one it has seen (include/redlock/fencing.hpp). Costs
+  /// one round trip when the nodes agree, two when they do not. The TTL may
+  /// be at most client_config::max_fenced_ttl. A reentrant acquisition
+  /// returns the token of the hold it re-enters; extensions keep it.
+  bool fenced = false;
+  /// Lock-delay: after the lock lapses without a release (its holder
+  /// crashed, paused, or lost the nodes), nobody acquires it before this
+  /// much more time has passed; a release frees it at once. The keys expire
+  /// ttl + lock_delay after each acquire or extension, while the validity
+  /// (and the keeper's lost-lock signal) still counts from the TTL alone,
+  /// so a paused holder has lock_delay to notice before anyone else acts.
+  /// 0 = none.
+  milliseconds lock_delay{0};
 };
 
 /// How a keeper keeps a lock extended while work runs (auto-extension), and
@@ -232,6 +251,15 @@ struct client_config {
   /// the nodes run without AOF on purpose and restart only after the
   /// longest TTL (docs/safety.md, "Topology checks").
   bool warn_without_aof = true;
+  /// The longest TTL a fenced acquire (lock_options::fenced) may use. A
+  /// node that lost its fencing counters (a restart, FLUSHALL, eviction) is
+  /// left out of fenced acquires until it has been re-seeded from a
+  /// majority of the other nodes, which happens only once this long (times
+  /// 1 + drift_factor, plus a request timeout) has passed since the loss was
+  /// seen: every fenced acquire that may have counted the node's answers
+  /// from before the loss has then ended. Every client of the same nodes
+  /// must use the same value (or a larger one).
+  milliseconds max_fenced_ttl{60000};
   /// TLS defaults for every node: `enabled` turns TLS on for all of them;
   /// a node's own non-empty fields override these (a node listed as
   /// "rediss://host:port" has TLS on with these settings).

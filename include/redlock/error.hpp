@@ -56,6 +56,15 @@ enum class errc {
   too_many_resources,    ///< A multi-resource acquire names more than max_resources resources.
   empty_token,           ///< client::adopt was given an empty token.
   invalid_tls,  ///< A TLS setting is incomplete or its file cannot be used (see tls_config).
+
+  // Fencing and lock-delay (added later; kept last so earlier values stay).
+  /// The node lost its fencing state (restart, FLUSHALL, eviction) and is
+  /// left out of fenced acquires until it is re-seeded from the others.
+  fence_state_lost,
+  /// A fenced acquire's TTL exceeds client_config::max_fenced_ttl.
+  fenced_ttl_too_long,
+  /// lock_options::lock_delay is negative.
+  invalid_lock_delay,
 };
 
 /// The category of #errc. Its name is "redlock".

@@ -68,6 +68,15 @@ class lock {
   const std::string& reentrant_owner() const noexcept;
   /// The random value stored in Redis that proves ownership.
   const std::string& token() const noexcept;
+  /// True for a fenced acquisition (lock_options::fenced).
+  bool fenced() const noexcept;
+  /// The fencing token of resource(): larger than that of every fenced
+  /// acquisition of the resource that completed before this one began (see
+  /// lock_options::fenced). 0 when the lock is not fenced or empty.
+  std::uint64_t fence() const noexcept;
+  /// One fencing token per resources(), in the same order; empty when the
+  /// lock is not fenced.
+  const std::vector<std::uint64_t>& fences() const noexcept;
   /// The TTL of the last successful acquire or extend.
   std::chrono::milliseconds ttl() const noexcept;
 

@@ -47,6 +47,9 @@ struct lock_state {
   const std::vector<std::string> resources;  ///< Never empty.
   const held_keys keys;  ///< What it holds on each node (the owner for a reentrant lock).
   const std::string token;
+  /// Fencing tokens, one per resource; empty for a lock acquired without
+  /// fencing. Set once, before the handle is handed out.
+  std::vector<std::uint64_t> fences;
   /// lock_options::request_timeout of the acquire (0: derived from the TTL),
   /// also used by its extends and release.
   const std::chrono::milliseconds request_timeout;
