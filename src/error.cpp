@@ -100,6 +100,9 @@ class redlock_category final : public boost::system::error_category {
                "client_config::max_fenced_ttl";
       case errc::invalid_lock_delay:
         return "invalid argument: the lock delay must be non-negative and at most 365 days";
+      case errc::reserved_key:
+        return "invalid argument: the resource's key is redlock:fencing, where the nodes keep "
+               "their fencing state";
     }
     return "unknown redlock error " + std::to_string(value);
   }
@@ -107,7 +110,8 @@ class redlock_category final : public boost::system::error_category {
   boost::system::error_condition default_error_condition(int value) const noexcept override {
     const auto code = static_cast<errc>(value);
     if ((code >= errc::empty_resource && code <= errc::invalid_tls) ||
-        code == errc::fenced_ttl_too_long || code == errc::invalid_lock_delay) {
+        code == errc::fenced_ttl_too_long || code == errc::invalid_lock_delay ||
+        code == errc::reserved_key) {
       return boost::system::errc::make_error_condition(boost::system::errc::invalid_argument);
     }
     if (static_cast<errc>(value) == errc::node_timeout) {

@@ -65,6 +65,9 @@ enum class errc {
   fenced_ttl_too_long,
   /// lock_options::lock_delay is negative.
   invalid_lock_delay,
+  /// The resource's key (prefix + resource) is "redlock:fencing", where the
+  /// nodes keep their fencing state.
+  reserved_key,
 };
 
 /// The category of #errc. Its name is "redlock".

@@ -12,7 +12,7 @@ namespace redlock::detail {
 using status = node_outcome::status;
 
 acquire_fsm::acquire_fsm(std::size_t nodes, acquire_rules rules, double (*random)())
-    : rules_(rules), random_(random), round_(nodes, rules.round) {
+    : rules_(rules), random_(random), round_(nodes, rules.round), write_back_(nodes, rules.round) {
   // A set wait is the limit unless the caller limited the attempts too.
   if (!rules_.retry.max_attempts) {
     rules_.retry.max_attempts =
@@ -32,6 +32,11 @@ acquire_fsm::action acquire_fsm::start(clock::time_point now) {
 acquire_fsm::action acquire_fsm::start_attempt(clock::time_point now) {
   ++attempt_;
   round_.start(now);
+  attempt_start_ = now;
+  failure_ = {};
+  fences_.clear();
+  fences_agree_ = true;
+  fences_seen_ = false;
   phase_ = phase::attempting;
   wakes_at_attempt_ = wakes_;
   release_seen_ = release_seen_here_ = false;
@@ -50,15 +55,44 @@ acquire_fsm::action acquire_fsm::on_vote(std::uint64_t attempt, std::size_t node
   return decided(round_.on_vote(node, v, now), now, true);
 }
 
+acquire_fsm::action acquire_fsm::on_vote(std::uint64_t attempt, std::size_t node, vote v,
+                                         const std::vector<std::uint64_t>& counters,
+                                         clock::time_point now) {
+  if (phase_ != phase::attempting || attempt != attempt_) return {};
+  // Only a vote the round still takes may decide the fences.
+  const bool counts = round_.current() == quorum_fsm::state::pending &&
+                      round_.outcomes()[node].state == status::pending;
+  if (counts && v.what == vote::kind::granted) {
+    if (!fences_seen_) {
+      fences_ = counters;
+      fences_seen_ = true;
+    } else if (counters.size() == fences_.size()) {
+      for (std::size_t k = 0; k < counters.size(); ++k) {
+        if (counters[k] != fences_[k]) fences_agree_ = false;
+        fences_[k] = std::max(fences_[k], counters[k]);
+      }
+    }
+  }
+  return on_vote(attempt, node, v, now);
+}
+
+acquire_fsm::action acquire_fsm::on_written(std::uint64_t attempt, std::size_t node, vote v,
+                                            clock::time_point now) {
+  if (phase_ != phase::writing_back || attempt != attempt_) return {};
+  return written(write_back_.on_vote(node, v, now), now);
+}
+
 acquire_fsm::action acquire_fsm::on_timer(std::uint64_t timer_id, clock::time_point now) {
   if (timer_id != timer_id_) return {};  // stale: re-armed or its phase is over
   switch (phase_) {
     case phase::attempting:
       return decided(round_.on_timeout(now), now, false);
+    case phase::writing_back:
+      return written(write_back_.on_timeout(now), now);
     case phase::pausing:
       // The wait deadline came with no release seen: give up as the last
       // attempt failed.
-      if (!attempt_when_paused_) return complete(round_.error());
+      if (!attempt_when_paused_) return complete(failure_);
       return start_attempt(now);
     default:
       return {};
@@ -85,8 +119,33 @@ acquire_fsm::action acquire_fsm::decided(quorum_fsm::state state, clock::time_po
       rules_.unreachable_timeout > clock::duration::zero()) {
     unreachable_deadline_ = now + rules_.unreachable_timeout;
   }
-  if (state == quorum_fsm::state::reached) return complete({});
+  if (state == quorum_fsm::state::reached) return reached(now);
+  failure_ = round_.error();
+  return undo_attempt(now);
+}
 
+acquire_fsm::action acquire_fsm::reached(clock::time_point now) {
+  // Agreeing counters: a majority already holds the fences.
+  if (!rules_.fenced || fences_agree_) return complete({});
+  // Otherwise a majority must hold them before anyone gets them; the
+  // validity still counts from the attempt's start.
+  phase_ = phase::writing_back;
+  write_back_.start(attempt_start_);
+  action next;
+  next.what = action::kind::write_back;
+  next.at = now + rules_.request_timeout;
+  next.timer_id = ++timer_id_;
+  return next;
+}
+
+acquire_fsm::action acquire_fsm::written(quorum_fsm::state state, clock::time_point now) {
+  if (state == quorum_fsm::state::pending) return {};
+  if (state == quorum_fsm::state::reached) return complete({});
+  failure_ = write_back_.error();
+  return undo_attempt(now);
+}
+
+acquire_fsm::action acquire_fsm::undo_attempt(clock::time_point now) {
   // Undo the attempt wherever our SET may have landed: granted, or the
   // answer lost or late; not where the key was held by another.
   phase_ = phase::undoing;
@@ -114,7 +173,7 @@ acquire_fsm::action acquire_fsm::on_undone(clock::time_point now) {
 
 acquire_fsm::action acquire_fsm::after_undo(clock::time_point now) {
   if (cancelled_) return complete(boost::asio::error::operation_aborted);
-  const auto error = round_.error();
+  const auto error = failure_;
   // Wrong credentials, certificates or topology do not heal by waiting.
   if (permanently_failed()) return complete(error);
   // No quorum has answered for unreachable_timeout: the nodes cannot answer.
@@ -161,6 +220,7 @@ acquire_fsm::action acquire_fsm::on_release_seen(bool here, clock::time_point no
   }
   switch (phase_) {
     case phase::attempting:
+    case phase::writing_back:
     case phase::undoing:
       release_seen_ = true;
       release_seen_here_ = release_seen_here_ || here;
@@ -183,6 +243,10 @@ acquire_fsm::action acquire_fsm::on_cancel(clock::time_point now) {
       // The SETs in flight may still land: undo them before completing.
       cancelled_ = true;
       return decided(round_.abandon(boost::asio::error::operation_aborted), now, false);
+    case phase::writing_back:
+      cancelled_ = true;
+      failure_ = boost::asio::error::operation_aborted;
+      return undo_attempt(now);
     case phase::undoing:
       cancelled_ = true;  // after_undo() completes
       return {};

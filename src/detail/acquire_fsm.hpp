@@ -3,7 +3,8 @@
 // a cancellation) with the current time and returns the next action for the
 // I/O shell (acquire_op) to carry out. Tests drive it with a fake clock.
 //
-// Phases: attempting -> (reached: done) | (failed: undoing -> pausing ->
+// Phases: attempting -> (reached: done, or for a fenced acquire whose
+// granting nodes disagree: writing_back -> done | undoing) | (failed: undoing -> pausing ->
 // attempting ...) | done. One timer serves every phase; each arming gets a
 // new id, and a timer event whose id is not the current one is stale and
 // does nothing, so an attempt is decided once and the operation completes
@@ -40,11 +41,15 @@ struct acquire_rules {
   /// refused) for this long since start() or the last such attempt; zero =
   /// no such bound.
   clock::duration unreachable_timeout{};
+  /// A fenced acquire (docs/fencing.md): the attempt's quorum also decides
+  /// the fences, written back to a majority when the granting nodes'
+  /// counters differ.
+  bool fenced = false;
 };
 
 class acquire_fsm {
  public:
-  enum class phase { idle, attempting, undoing, pausing, done };
+  enum class phase { idle, attempting, writing_back, undoing, pausing, done };
 
   struct action {
     enum class kind {
@@ -53,6 +58,7 @@ class acquire_fsm {
       undo,          ///< Delete the attempt's token per `undo`, then call on_undone().
       pause,         ///< Arm the timer at `at`; wait for releases if `wait_for_release`.
       complete,      ///< Complete with `error` (success: the attempt's token and round()).
+      write_back,    ///< Send fences() to every node, arm the timer at `at`.
     };
     kind what = kind::none;
     clock::time_point at{};
@@ -72,6 +78,11 @@ class acquire_fsm {
   action start(clock::time_point now);
   /// A node's answer to attempt number `attempt`.
   action on_vote(std::uint64_t attempt, std::size_t node, vote v, clock::time_point now);
+  /// The same for a fenced acquire: a granting node's counters, one per key.
+  action on_vote(std::uint64_t attempt, std::size_t node, vote v,
+                 const std::vector<std::uint64_t>& counters, clock::time_point now);
+  /// A node's answer to the write-back of attempt number `attempt`.
+  action on_written(std::uint64_t attempt, std::size_t node, vote v, clock::time_point now);
   /// The timer armed by the action carrying `timer_id` fired.
   action on_timer(std::uint64_t timer_id, clock::time_point now);
   /// The undo asked for has finished.
@@ -86,11 +97,21 @@ class acquire_fsm {
   bool done() const noexcept { return phase_ == phase::done; }
   std::uint64_t attempt() const noexcept { return attempt_; }
   const quorum_fsm& round() const noexcept { return round_; }
+  /// The fences of the current attempt (per key): the largest counter each
+  /// granting node of the quorum answered. Final once done.
+  const std::vector<std::uint64_t>& fences() const noexcept { return fences_; }
+  /// The write-back's round, once one started.
+  const quorum_fsm& write_back() const noexcept { return write_back_; }
 
  private:
   action start_attempt(clock::time_point now);
   /// `answered`: decided by the nodes' votes, not by the timer or a cancel.
   action decided(quorum_fsm::state state, clock::time_point now, bool answered);
+  /// The attempt reached its quorum: done, or a write-back first.
+  action reached(clock::time_point now);
+  action written(quorum_fsm::state state, clock::time_point now);
+  /// Undo the attempt wherever our SET may have landed.
+  action undo_attempt(clock::time_point now);
   action after_undo(clock::time_point now);
   action pause_until(clock::time_point at, bool wait_for_release);
   action complete(error_code error);
@@ -101,6 +122,14 @@ class acquire_fsm {
   acquire_rules rules_;
   double (*random_)();
   quorum_fsm round_;
+  quorum_fsm write_back_;
+  /// Why the last attempt failed (the attempt's or the write-back's round).
+  error_code failure_{};
+  clock::time_point attempt_start_{};
+  /// Fenced: the fences so far, and whether every granting node agreed.
+  std::vector<std::uint64_t> fences_;
+  bool fences_agree_ = true;
+  bool fences_seen_ = false;
   phase phase_ = phase::idle;
   std::uint64_t attempt_ = 0;
   std::uint64_t timer_id_ = 0;  ///< Of the one armed timer that counts.

@@ -32,6 +32,7 @@ acquire_rules rules_of(lock_options options, double drift_factor) {
   rules.retry = options.retry;
   rules.wait_timeout = options.wait_timeout;
   rules.unreachable_timeout = options.unreachable_timeout;
+  rules.fenced = options.fenced;
   return rules;
 }
 
@@ -50,6 +51,7 @@ void acquire_op::run() {
   if (auto ec = validate(resources_, options_, nodes_->config().drift_factor)) {
     return finish(ec);
   }
+  if (auto ec = validate_fencing()) return finish(ec);
   if (options_.stop.stop_requested()) return finish(boost::asio::error::operation_aborted);
   if (options_.stop.stop_possible()) {
     stop_.emplace(options_.stop, cancel_on_stop{shared_from_this()});
@@ -98,6 +100,8 @@ void acquire_op::execute(acquire_fsm::action next) {
         }
       }
       return;
+    case kind::write_back:
+      return write_back(next);
     case kind::complete:
       finish(next.error);
       // We leave the line holding a release nobody else heard of (our own,
@@ -121,6 +125,7 @@ void acquire_op::send_attempt(const acquire_fsm::action& next) {
   if (auto* watching = nodes_->observer(); watching && attempt > 1) {
     watching->on_retry(resource_name(), attempt, last_failure_);
   }
+  if (options_.fenced) return send_fenced_attempt(next);
   const auto command = acquire_command(keys_, token_, options_.ttl);
   auto self = shared_from_this();
   for (std::size_t i = 0; i < nodes_->size(); ++i) {
@@ -135,6 +140,54 @@ void acquire_op::send_attempt(const acquire_fsm::action& next) {
         return;
       }
       self->execute(self->fsm_.on_vote(attempt, i, v, clock::now()));
+    });
+  }
+  arm_timer(next.at, next.timer_id);
+}
+
+error_code acquire_op::validate_fencing() const {
+  const auto& config = nodes_->config();
+  if (options_.fenced && options_.ttl > config.max_fenced_ttl) return errc::fenced_ttl_too_long;
+  // Whether fenced or not: a lock on that key would break every fenced lock.
+  for (const auto& key : keys_.keys) {
+    if (key == fencing_state_key) return errc::reserved_key;
+  }
+  return {};
+}
+
+void acquire_op::send_fenced_attempt(const acquire_fsm::action& next) {
+  const auto attempt = fsm_.attempt();
+  const auto command = fenced_acquire_command(keys_, token_, options_.ttl);
+  auto self = shared_from_this();
+  for (std::size_t i = 0; i < nodes_->size(); ++i) {
+    nodes_->node(i).send(command, [self, attempt, i, sent = attempt_start_](error_code ec,
+                                                                            const reply& r) {
+      auto answer = fenced_acquire_vote(ec, r, self->keys_.keys.size());
+      self->report_node(operation_kind::acquire, i, as_outcome(answer.decision), sent);
+      if (!answer.loss_id.empty()) self->nodes_->fence_loss_seen(self->nodes_, i, answer.loss_id);
+      if (self->completed()) {
+        if (self->granted_ && attempt == self->fsm_.attempt() &&
+            answer.decision.what == vote::kind::refused) {
+          self->granted_->held_elsewhere_on(i);
+        }
+        return;
+      }
+      self->execute(self->fsm_.on_vote(attempt, i, answer.decision, answer.fences, clock::now()));
+    });
+  }
+  arm_timer(next.at, next.timer_id);
+}
+
+void acquire_op::write_back(const acquire_fsm::action& next) {
+  const auto attempt = fsm_.attempt();
+  const auto command = fence_write_back_command(keys_, fsm_.fences(), token_);
+  auto self = shared_from_this();
+  for (std::size_t i = 0; i < nodes_->size(); ++i) {
+    nodes_->node(i).send(command, [self, attempt, i](error_code ec, const reply& r) {
+      auto answer = write_back_vote(ec, r);
+      if (!answer.loss_id.empty()) self->nodes_->fence_loss_seen(self->nodes_, i, answer.loss_id);
+      if (self->completed()) return;
+      self->execute(self->fsm_.on_written(attempt, i, answer.decision, clock::now()));
     });
   }
   arm_timer(next.at, next.timer_id);
@@ -219,6 +272,7 @@ void acquire_op::finish(error_code ec) {
   granted_ = std::make_shared<lock_state>(nodes_->serial(), std::move(resources_), keys_,
                                           std::move(token_), options_.ttl, options_.request_timeout,
                                           round.validity_deadline(), held_elsewhere);
+  if (options_.fenced) granted_->fences = fsm_.fences();
   complete({}, lock_access::make(granted_, round.outcomes()));
   if (broken_on_purpose().settle_twice) {
     token_ = granted_->token;

@@ -33,6 +33,10 @@ class acquire_op final : public operation<acquire_op, error_code, redlock::lock>
   void cancel() override;
   void execute(acquire_fsm::action next);
   void send_attempt(const acquire_fsm::action& next);
+  void send_fenced_attempt(const acquire_fsm::action& next);
+  /// Sends the attempt's fences to every node (acquire_fsm's write_back).
+  void write_back(const acquire_fsm::action& next);
+  error_code validate_fencing() const;
   void undo(undo_plan plan);
   void arm_timer(clock::time_point at, std::uint64_t timer_id);
   void wait_for_release();

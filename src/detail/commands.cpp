@@ -45,7 +45,7 @@ std::string_view acquire_all_script() {
   "  local fields = redis.call('hgetall', key)\n"                            \
   "  local latest = 0\n"                                                     \
   "  for i = 1, #fields, 2 do\n"                                             \
-  "    if fields[i] ~= 'owner' and fields[i] ~= 'released' then\n"           \
+  "    if fields[i] ~= 'owner' and fields[i] ~= 'released' and fields[i] ~= 'fence' then\n" \
   "      local expiry = tonumber(fields[i + 1]) or 0\n"                      \
   "      if expiry < 1e12 then expiry = now + redis.call('pttl', key) end\n" \
   "      if expiry <= now then redis.call('hdel', key, fields[i])\n"         \
@@ -166,7 +166,138 @@ std::string_view reentrant_release_script() {
       "return all\n";
 }
 
+// Shared head of the fenced scripts (KEYS[#KEYS] is the state): a node
+// whose state is not valid records the loss (the id ARGV[1], with the
+// server's run id) unless one is recorded, and answers "lost <id>".
+#define REDLOCK_FENCED_HEAD                                                        \
+  "local state = KEYS[#KEYS]\n"                                                    \
+  "if redis.call('hexists', state, 'valid') == 0 then\n"                           \
+  "  local lost = redis.call('hget', state, 'lost')\n"                             \
+  "  if not lost then\n"                                                           \
+  "    local info = redis.pcall('info', 'server')\n"                               \
+  "    local run = type(info) == 'string' and string.match(info, 'run_id:(%w+)')\n" \
+  "    lost = ARGV[1]\n"                                                           \
+  "    redis.call('hset', state, 'lost', lost, 'seen', run or ('unknown:' .. lost))\n" \
+  "  end\n"                                                                        \
+  "  return 'lost ' .. lost\n"                                                     \
+  "end\n"                                                                          \
+  "local function num(v) return tonumber(v or '0') or 0 end\n"                     \
+  "local function ms(n) return string.format('%.0f', n) end\n"                     \
+  "local floor = num(redis.call('hget', state, 'floor'))\n"                        \
+  "local top = num(redis.call('hget', state, 'max'))\n"                            \
+  "local function issue(key)\n"                                                    \
+  "  local c = math.max(num(redis.call('hget', state, 'c:' .. key)), floor) + 1\n" \
+  "  redis.call('hset', state, 'c:' .. key, ms(c))\n"                              \
+  "  if c > top then top = c end\n"                                                \
+  "  return c\n"                                                                   \
+  "end\n"
+
+std::string_view fenced_acquire_script() {
+  return REDLOCK_FENCED_HEAD
+      "for i = 1, #KEYS - 1 do\n"
+      "  if redis.call('exists', KEYS[i]) == 1 then return false end\n"
+      "end\n"
+      "local out = 'ok'\n"
+      "for i = 1, #KEYS - 1 do\n"
+      "  redis.call('set', KEYS[i], ARGV[1], 'px', ARGV[2])\n"
+      "  out = out .. ' ' .. ms(issue(KEYS[i]))\n"
+      "end\n"
+      "redis.call('hset', state, 'max', ms(top))\n"
+      "return out\n";
+}
+
+std::string_view fenced_reentrant_acquire_script() {
+  // The reentrant acquire, and per key: a hold re-entered answers the fence
+  // it stores; a new one gets a new fence, stored in the hash.
+  return REDLOCK_FENCED_HEAD REDLOCK_REENTRANT_HEAD
+      "local ttl = tonumber(ARGV[2])\n"
+      "local latest = {}\n"
+      "for i = 1, #KEYS - 1 do\n"
+      "  local kind = redis.call('type', KEYS[i]).ok\n"
+      "  latest[i] = 0\n"
+      "  if kind == 'hash' then\n"
+      "    latest[i] = prune(KEYS[i])\n"
+      "    if latest[i] == 0 then redis.call('del', KEYS[i])\n"
+      "    elseif redis.call('hget', KEYS[i], 'owner') ~= ARGV[3] then return false end\n"
+      "  elseif kind ~= 'none' then\n"
+      "    return false\n"
+      "  end\n"
+      "end\n"
+      "local out = 'ok'\n"
+      "for i = 1, #KEYS - 1 do\n"
+      "  local fence = num(redis.call('hget', KEYS[i], 'fence'))\n"
+      "  if latest[i] == 0 or fence == 0 then\n"
+      "    fence = issue(KEYS[i])\n"
+      "    redis.call('hset', KEYS[i], 'fence', ms(fence))\n"
+      "  end\n"
+      "  out = out .. ' ' .. ms(fence)\n"
+      "  redis.call('hset', KEYS[i], 'owner', ARGV[3], ARGV[1], ms(now + ttl))\n"
+      "  local want = math.max(latest[i] - now, ttl)\n"
+      "  if redis.call('pttl', KEYS[i]) < want then\n"
+      "    redis.call('pexpire', KEYS[i], ms(want))\n"
+      "  end\n"
+      "end\n"
+      "redis.call('hset', state, 'max', ms(top))\n"
+      "return out\n";
+}
+
+std::string_view fence_write_back_script() {
+  // ARGV: token (the loss id), owner ('' unless reentrant), one fence per key.
+  return REDLOCK_FENCED_HEAD
+      "for i = 1, #KEYS - 1 do\n"
+      "  local fence = num(ARGV[2 + i])\n"
+      "  if num(redis.call('hget', state, 'c:' .. KEYS[i])) < fence then\n"
+      "    redis.call('hset', state, 'c:' .. KEYS[i], ms(fence))\n"
+      "  end\n"
+      "  if fence > top then top = fence end\n"
+      "  if ARGV[2] ~= '' and redis.call('type', KEYS[i]).ok == 'hash' and\n"
+      "      redis.call('hget', KEYS[i], 'owner') == ARGV[2] and\n"
+      "      num(redis.call('hget', KEYS[i], 'fence')) < fence then\n"
+      "    redis.call('hset', KEYS[i], 'fence', ms(fence))\n"
+      "  end\n"
+      "end\n"
+      "redis.call('hset', state, 'max', ms(top))\n"
+      "return 1\n";
+}
+
+#undef REDLOCK_FENCED_HEAD
 #undef REDLOCK_REENTRANT_HEAD
+
+// The server's run id, or one that matches no other (INFO refused).
+#define REDLOCK_RUN_ID                                                                 \
+  "local info = redis.pcall('info', 'server')\n"                                       \
+  "local run = type(info) == 'string' and string.match(info, 'run_id:(%w+)') or nil\n" \
+  "run = run or ('unknown:' .. ARGV[1])\n"
+
+std::string_view fence_restart_check_script() {
+  return REDLOCK_RUN_ID
+      "if redis.call('exists', KEYS[1]) == 0 then return 0 end\n"
+      "if redis.call('hget', KEYS[1], 'seen') == run then return 0 end\n"
+      "redis.call('hdel', KEYS[1], 'valid')\n"
+      "redis.call('hset', KEYS[1], 'seen', run, 'lost', ARGV[1])\n"
+      "return 1\n";
+}
+
+std::string_view fence_state_script() {
+  return "local valid = redis.call('hexists', KEYS[1], 'valid')\n"
+         "return valid .. ' ' .. (redis.call('hget', KEYS[1], 'max') or '0')\n";
+}
+
+std::string_view fence_reseed_script() {
+  return REDLOCK_RUN_ID
+      "if redis.call('hexists', KEYS[1], 'valid') == 1 or\n"
+      "    redis.call('hget', KEYS[1], 'lost') ~= ARGV[1] then\n"
+      "  return 0\n"
+      "end\n"
+      "local top = math.max(tonumber(redis.call('hget', KEYS[1], 'max') or '0') or 0,\n"
+      "                     tonumber(ARGV[2]))\n"
+      "local text = string.format('%.0f', top)\n"
+      "redis.call('hset', KEYS[1], 'floor', text, 'max', text, 'seen', run, 'valid', '1')\n"
+      "redis.call('hdel', KEYS[1], 'lost')\n"
+      "return 1\n";
+}
+
+#undef REDLOCK_RUN_ID
 
 std::string format_command(std::span<const std::string_view> args) {
   // RESP: *<argc>\r\n then $<length>\r\n<bytes>\r\n per argument. Sized
@@ -219,6 +350,44 @@ std::string acquire_command(const held_keys& held, std::string_view token,
   }
   return script_command(held.owner.empty() ? acquire_all_script() : reentrant_acquire_script(),
                         held, token, {ms.view()});
+}
+
+std::string fenced_acquire_command(const held_keys& held, std::string_view token,
+                                   std::chrono::milliseconds ttl) {
+  held_keys with_state = held;
+  with_state.keys.emplace_back(fencing_state_key);
+  const decimal ms(ttl.count());
+  return script_command(
+      held.owner.empty() ? fenced_acquire_script() : fenced_reentrant_acquire_script(), with_state,
+      token, {ms.view()});
+}
+
+std::string fence_write_back_command(const held_keys& held, std::span<const std::uint64_t> fences,
+                                     std::string_view token) {
+  const decimal numkeys(static_cast<long long>(held.keys.size() + 1));
+  std::vector<std::string> texts;
+  texts.reserve(fences.size());
+  for (auto fence : fences) texts.push_back(std::to_string(fence));
+  std::vector<std::string_view> args;
+  args.reserve(6 + 2 * held.keys.size());
+  args.insert(args.end(), {"EVAL", fence_write_back_script(), numkeys.view()});
+  args.insert(args.end(), held.keys.begin(), held.keys.end());
+  args.insert(args.end(), {fencing_state_key, token, held.owner});
+  args.insert(args.end(), texts.begin(), texts.end());
+  return format_command(args);
+}
+
+std::string fence_restart_check_command(std::string_view loss_id) {
+  return format_command({"EVAL", fence_restart_check_script(), "1", fencing_state_key, loss_id});
+}
+
+std::string fence_state_command() {
+  return format_command({"EVAL", fence_state_script(), "1", fencing_state_key});
+}
+
+std::string fence_reseed_command(std::string_view loss_id, std::uint64_t floor) {
+  const auto text = std::to_string(floor);
+  return format_command({"EVAL", fence_reseed_script(), "1", fencing_state_key, loss_id, text});
 }
 
 std::string release_command(const held_keys& held, std::string_view token,

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <initializer_list>
 #include <span>
 #include <string>
@@ -46,6 +47,34 @@ std::string_view reentrant_extend_script();
 std::string_view release_script();
 std::string_view reentrant_release_script();
 
+// Fencing (docs/fencing.md). The node's fencing state is one hash,
+// fencing_state_key: `valid` (present while the state is complete), `seen`
+// (the run_id of the process that last checked it), `lost` (the id of a
+// loss being waited out), `max`, `floor`, and `c:<key>` per lock key.
+inline constexpr std::string_view fencing_state_key = "redlock:fencing";
+
+/// A fenced acquire's answer: nil when some key is held by another owner
+/// (like SET NX); "ok <fence>..." (one per key) when the acquisition holds
+/// every key; "lost <id>" when the node's fencing state is not valid (it
+/// then sets nothing). KEYS: the held keys, then fencing_state_key; ARGV:
+/// token, ttl, owner (reentrant). The reentrant form answers the fence
+/// stored in the hold it re-enters.
+std::string_view fenced_acquire_script();
+std::string_view fenced_reentrant_acquire_script();
+/// Raises each key's counter to the given fence (and a reentrant hold's
+/// stored fence); answers 1, or "lost <id>" when the state is not valid.
+std::string_view fence_write_back_script();
+/// Run first on every connection: drops `valid` when the server is not the
+/// process that last checked the state (a restart may have loaded an older
+/// snapshot). ARGV[1]: a fresh random id for the loss.
+std::string_view fence_restart_check_script();
+/// "<1 if valid, else 0> <max>"; "0 0" when the node has no state.
+std::string_view fence_state_script();
+/// Re-seeds a node whose state is lost with id ARGV[1] from the largest
+/// `max` of the others (ARGV[2]); answers 1, or 0 when the node's loss is
+/// not (or no longer) ARGV[1].
+std::string_view fence_reseed_script();
+
 /// Reads a key without changing it; answers "none" when there is no key,
 /// else "<type> <pttl> <holder>": the string's value, or a hash's `owner`.
 std::string_view status_script();
@@ -59,6 +88,16 @@ std::string format_command(std::initializer_list<std::string_view> args);
 /// holds every key, nil when some key is held by another owner.
 std::string acquire_command(const held_keys& held, std::string_view token,
                             std::chrono::milliseconds ttl);
+/// The fenced acquire (fenced_acquire_script) of `held`.
+std::string fenced_acquire_command(const held_keys& held, std::string_view token,
+                                   std::chrono::milliseconds ttl);
+/// fence_write_back_script for `held`, one fence per key; `token` is the
+/// loss id a node with lost state records.
+std::string fence_write_back_command(const held_keys& held, std::span<const std::uint64_t> fences,
+                                     std::string_view token);
+std::string fence_restart_check_command(std::string_view loss_id);
+std::string fence_state_command();
+std::string fence_reseed_command(std::string_view loss_id, std::uint64_t floor);
 // Scripts go out as EVAL, never EVALSHA: a NOSCRIPT answer (a node whose
 // script cache was flushed) would need a second command at the back of the
 // pipeline, after commands that must run behind the script. EVAL costs the

@@ -271,6 +271,12 @@ void connection::become_ready(bool check_ahead) {
   // commands right behind INFO so that it costs no round trip: its reply is
   // read before theirs, and a refusal fails them before any reply counts.
   if (check_ahead) send_info();
+  // Before anything else this connection sends: a restart since the node's
+  // fencing state was last checked makes it lost (docs/fencing.md).
+  if (!settings_.subscriber) {
+    enqueue_write(fence_restart_check_command(make_token()), [](error_code, const reply&) {},
+                  retry{}, false);
+  }
   auto queued = std::move(not_connected_);
   not_connected_.clear();
   const auto now = clock::now();

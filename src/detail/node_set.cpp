@@ -2,6 +2,7 @@
 
 #include "detail/logger.hpp"
 #include "detail/random.hpp"
+#include "detail/reseed_op.hpp"
 #include "detail/server_registry.hpp"
 
 #include <fmt/format.h>
@@ -24,7 +25,10 @@ node_set::node_set(boost::asio::any_io_executor executor, client_config config)
       id_(make_token()),
       serial_(next_serial()),
       wakeups_(strand_, config_.nodes, settings_of(config_), id_),
-      keepers_(strand_, *this) {
+      keepers_(strand_, *this),
+      log_(config_.log),
+      losses_(config_.nodes.size(),
+              reseed_wait(config_.max_fenced_ttl, config_.drift_factor, fence_request_timeout())) {
   connections_.reserve(config_.nodes.size());
   auto servers = std::make_shared<server_registry>(config_.nodes.size());
   for (std::size_t i = 0; i < config_.nodes.size(); ++i) {
@@ -85,6 +89,18 @@ void node_set::shutdown() {
   keepers_.shutdown();
   for (auto& c : connections_) c->shutdown();
   wakeups_.shutdown();
+}
+
+std::chrono::milliseconds node_set::fence_request_timeout() const {
+  lock_options longest;
+  longest.ttl = config_.max_fenced_ttl;
+  return effective_request_timeout(longest);
+}
+
+void node_set::fence_loss_seen(const std::shared_ptr<node_set>& self, std::size_t node,
+                               std::string_view id) {
+  if (closed_ || !losses_.seen(node, id, clock::now())) return;
+  std::make_shared<reseed_op>(self, node, std::string(id), fence_request_timeout())->run();
 }
 
 void node_set::enroll(registered_operation* op) noexcept {

@@ -5,6 +5,7 @@
 
 #include "detail/commands.hpp"
 #include "detail/connection.hpp"
+#include "detail/fence_recovery.hpp"
 #include "detail/keep_schedule.hpp"
 #include "detail/timer.hpp"
 #include "detail/wakeup_hub.hpp"
@@ -60,6 +61,13 @@ class node_set {
   connection& node(std::size_t i) noexcept { return *connections_[i]; }
   wakeup_hub& wakeups() noexcept { return wakeups_; }
   keep_schedule& keepers() noexcept { return keepers_; }
+  /// Fencing-state losses seen on the nodes (docs/fencing.md).
+  loss_watch& fence_losses() noexcept { return losses_; }
+  /// A node answered "lost <id>" to a fenced request: starts its re-seed
+  /// once the wait is over.
+  void fence_loss_seen(const std::shared_ptr<node_set>& self, std::size_t node,
+                       std::string_view id);
+  void log(log_level level, std::string_view line) const { log_(level, line); }
   std::string key_for(std::string_view resource) const;
   /// The keys an acquisition of `resources` holds (see held_keys).
   held_keys keys_for(const std::vector<std::string>& resources, std::string owner) const;
@@ -79,6 +87,8 @@ class node_set {
  private:
   static client_config checked(client_config config);
   static connection_settings settings_of(const client_config& config);
+  /// The request timeout of the fencing state's reads and re-seeds.
+  std::chrono::milliseconds fence_request_timeout() const;
 
   strand_type strand_;
   client_config config_;
@@ -86,6 +96,8 @@ class node_set {
   std::uint64_t serial_;
   wakeup_hub wakeups_;
   keep_schedule keepers_;
+  logger log_;
+  loss_watch losses_;
   std::vector<std::shared_ptr<connection>> connections_;
   registered_operation* running_ = nullptr;  ///< The first running operation.
   bool closed_ = false;

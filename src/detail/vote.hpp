@@ -7,6 +7,10 @@
 #include <redlock/error.hpp>
 #include <redlock/lock.hpp>
 
+#include <cstdint>
+#include <string>
+#include <vector>
+
 namespace redlock::detail {
 
 struct vote {
@@ -19,6 +23,17 @@ struct vote {
 node_outcome as_outcome(const vote& v) noexcept;
 /// SET ... NX PX: OK is granted, nil refused (held by another owner).
 vote acquire_vote(error_code ec, const reply& r) noexcept;
+/// A fenced acquire's answer (fenced_acquire_script): the vote, the fences
+/// it granted (one per key), and the loss id of a node whose fencing state
+/// is lost (a failed vote with errc::fence_state_lost).
+struct fenced_vote {
+  vote decision;
+  std::vector<std::uint64_t> fences;
+  std::string loss_id;
+};
+fenced_vote fenced_acquire_vote(error_code ec, const reply& r, std::size_t keys);
+/// The write-back: 1 granted; "lost <id>" failed with errc::fence_state_lost.
+fenced_vote write_back_vote(error_code ec, const reply& r);
 /// The extend script: 1 granted, 0 refused (the key is not ours any more).
 vote extend_vote(error_code ec, const reply& r) noexcept;
 

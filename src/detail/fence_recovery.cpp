@@ -1,0 +1,65 @@
+#include "detail/fence_recovery.hpp"
+
+#include "detail/quorum_fsm.hpp"
+
+#include <algorithm>
+#include <charconv>
+
+namespace redlock::detail {
+
+std::optional<fence_reading> parse_fence_reading(std::string_view text) {
+  if (text.size() < 3 || (text[0] != '0' && text[0] != '1') || text[1] != ' ') return {};
+  fence_reading reading;
+  reading.answered = true;
+  reading.valid = text[0] == '1';
+  const auto digits = text.substr(2);
+  const auto [end, parsed] =
+      std::from_chars(digits.data(), digits.data() + digits.size(), reading.max);
+  if (parsed != std::errc() || end != digits.data() + digits.size()) return {};
+  return reading;
+}
+
+std::optional<std::uint64_t> reseed_floor(std::span<const fence_reading> others,
+                                          std::size_t nodes) {
+  std::size_t valid = 0;
+  std::size_t answered = 0;
+  std::uint64_t top = 0;
+  for (const auto& reading : others) {
+    if (!reading.answered) continue;
+    ++answered;
+    if (reading.valid) ++valid;
+    top = std::max(top, reading.max);
+  }
+  // A quorum of the others valid meets every completed acquire's majority
+  // (less the lost node) in a node that holds its fence.
+  if (valid >= quorum_of(nodes)) return top;
+  // Nobody holds any counter: under the assumption that a majority keeps
+  // its state, no fenced acquire has completed yet.
+  if (answered == others.size() && top == 0) return std::uint64_t{0};
+  return std::nullopt;
+}
+
+clock::duration reseed_wait(std::chrono::milliseconds max_fenced_ttl, double drift_factor,
+                            std::chrono::milliseconds request_timeout) {
+  return max_fenced_ttl + drift_allowance(max_fenced_ttl, drift_factor) + request_timeout;
+}
+
+loss_watch::loss_watch(std::size_t nodes, clock::duration wait) : losses_(nodes), wait_(wait) {}
+
+bool loss_watch::seen(std::size_t node, std::string_view id, clock::time_point now) {
+  auto& loss = losses_.at(node);
+  if (loss.id != id) {
+    // Another loss (or the first): its own wait starts now.
+    loss = {std::string(id), now, false};
+  }
+  if (loss.reseeding || now < loss.first_seen + wait_) return false;
+  loss.reseeding = true;
+  return true;
+}
+
+void loss_watch::ended(std::size_t node, std::string_view id) {
+  auto& loss = losses_.at(node);
+  if (loss.id == id) loss.reseeding = false;
+}
+
+}  // namespace redlock::detail

@@ -1,0 +1,69 @@
+// Recovery of a node that lost its fencing state (docs/fencing.md, "Counter
+// loss"): the decisions, without I/O. A node answering "lost <id>" is left
+// out of fenced acquires; once every fenced acquire that may have counted
+// its answers from before the loss has ended (the wait, counted from when
+// this client first saw that loss id), it is re-seeded from the largest
+// `max` of the other nodes, if enough of them are valid.
+#pragma once
+
+#include <redlock/clock.hpp>
+#include <redlock/config.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace redlock::detail {
+
+/// One other node's fencing state, as fence_state_script() answered.
+struct fence_reading {
+  bool answered = false;
+  bool valid = false;
+  std::uint64_t max = 0;
+};
+
+/// Parses "<valid> <max>"; nullopt when it is not that.
+std::optional<fence_reading> parse_fence_reading(std::string_view text);
+
+/// The floor to re-seed a lost node with, given the other nodes' readings
+/// (`nodes` in all, the lost one included): the largest max read, when at
+/// least a quorum of the others is valid; 0 when every other node answered
+/// and none has a counter (no fenced acquire ever completed: bootstrap);
+/// nullopt when neither holds (try again later).
+std::optional<std::uint64_t> reseed_floor(std::span<const fence_reading> others,
+                                          std::size_t nodes);
+
+/// How long after a loss is first seen the node may be re-seeded: the
+/// longest fenced acquire (max_fenced_ttl, stretched by the drift factor)
+/// plus a request timeout, so every acquire that counted its old answers
+/// has ended.
+clock::duration reseed_wait(std::chrono::milliseconds max_fenced_ttl, double drift_factor,
+                            std::chrono::milliseconds request_timeout);
+
+/// Which losses this client has seen, and when a re-seed may start.
+class loss_watch {
+ public:
+  loss_watch(std::size_t nodes, clock::duration wait);
+
+  /// Node `node` answered "lost <id>" at `now`. True when a re-seed of it
+  /// should start now: the wait since `id` was first seen is over and none
+  /// is running.
+  bool seen(std::size_t node, std::string_view id, clock::time_point now);
+  /// The re-seed of `node` for `id` ended (done or not): another may start
+  /// when the loss is seen again.
+  void ended(std::size_t node, std::string_view id);
+
+ private:
+  struct loss {
+    std::string id;
+    clock::time_point first_seen{};
+    bool reseeding = false;
+  };
+  std::vector<loss> losses_;
+  clock::duration wait_;
+};
+
+}  // namespace redlock::detail

@@ -1,0 +1,40 @@
+// Re-seeds one node that lost its fencing state (fence_recovery.hpp): reads
+// every other node's state, decides the floor (reseed_floor), and writes it
+// to the node, which takes it only if its loss is still the one seen.
+// Started by a fenced acquire that met the loss after the wait; nobody
+// waits for it, and what it did is logged.
+#pragma once
+
+#include "detail/fence_recovery.hpp"
+#include "detail/node_set.hpp"
+#include "detail/timer.hpp"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace redlock::detail {
+
+class reseed_op : public std::enable_shared_from_this<reseed_op> {
+ public:
+  reseed_op(std::shared_ptr<node_set> nodes, std::size_t node, std::string loss_id,
+            clock::duration timeout);
+  void run();
+
+ private:
+  void on_reading(std::size_t node, error_code ec, const reply& r);
+  void decide();
+  void finish(std::string_view outcome);
+
+  std::shared_ptr<node_set> nodes_;
+  std::size_t node_;
+  std::string loss_id_;
+  clock::duration timeout_;
+  timer timer_;
+  std::vector<fence_reading> readings_;  ///< Per node; the lost node's unused.
+  std::size_t waiting_ = 0;
+  bool decided_ = false;
+  bool finished_ = false;
+};
+
+}  // namespace redlock::detail
