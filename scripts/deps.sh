@@ -6,6 +6,7 @@ set -euo pipefail
 packages=(
   g++ cmake make pkg-config
   libboost-dev libboost-system-dev libhiredis-dev libfmt-dev libcli11-dev catch2
+  libsqlite3-dev
   redis-server redis-tools libssl-dev openssl
   doxygen
   clang-14 libclang-rt-14-dev

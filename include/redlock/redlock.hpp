@@ -6,6 +6,7 @@
 #include <redlock/clock.hpp>
 #include <redlock/config.hpp>
 #include <redlock/error.hpp>
+#include <redlock/fencing.hpp>
 #include <redlock/keeper.hpp>
 #include <redlock/lease_token.hpp>
 #include <redlock/leader.hpp>
