@@ -258,8 +258,12 @@ struct client_config {
   /// 1 + drift_factor, plus a request timeout) has passed since the loss was
   /// seen: every fenced acquire that may have counted the node's answers
   /// from before the loss has then ended. Every client of the same nodes
-  /// must use the same value (or a larger one).
-  milliseconds max_fenced_ttl{60000};
+  /// must use the same value (or a larger one). The first fenced acquire on
+  /// nodes that never had fencing state waits this out too (the nodes
+  /// cannot tell a fresh start from a loss): it fails with
+  /// errc::quorum_unreachable (each node errc::fence_state_lost) unless its
+  /// wait_timeout is longer.
+  milliseconds max_fenced_ttl{10000};
   /// TLS defaults for every node: `enabled` turns TLS on for all of them;
   /// a node's own non-empty fields override these (a node listed as
   /// "rediss://host:port" has TLS on with these settings).
