@@ -1,0 +1,219 @@
+// Fenced acquires (lock_options::fenced, docs/fencing.md) against real
+// nodes: the fences, the write-back when the nodes disagree, and a node
+// that lost its fencing state.
+#include "test_env.hpp"
+
+#include <string>
+
+using namespace redlock::itest;
+using redlock::errc;
+
+namespace redlock::itest {
+namespace {
+
+constexpr std::string_view state_key = "redlock:fencing";
+
+// Short, so that a node's re-seed (after max_fenced_ttl and a request
+// timeout) comes quickly.
+void fence_quickly(client_config& config) { config.max_fenced_ttl = 400ms; }
+
+lock_options fenced(milliseconds ttl = 400ms) {
+  auto options = once(ttl);
+  options.fenced = true;
+  return options;
+}
+
+// Retries until the nodes are re-seeded (fresh nodes have no fencing state).
+lock_options fenced_waiting(milliseconds ttl = 400ms) {
+  auto options = fenced(ttl);
+  options.retry = retry_policy::fixed(50ms, 0, 0.0);
+  options.wait_timeout = 5s;
+  return options;
+}
+
+std::uint64_t counter_on(test::admin_client& a, const std::string& key) {
+  const auto text = a.command({"HGET", std::string(state_key), "c:" + key}).text;
+  return text.empty() ? 0 : std::stoull(text);
+}
+
+bool valid_on(test::admin_client& a) {
+  return a.command({"HEXISTS", std::string(state_key), "valid"}).integer == 1;
+}
+
+}  // namespace
+}  // namespace redlock::itest
+
+TEST_CASE("fenced acquires get increasing fences, which extensions keep",
+          "[integration][fencing]") {
+  env e(3);
+  fence_quickly(e.config);
+  redlock::client locks(e.io.get_executor(), e.config);
+  // Fresh nodes have no fencing state: the first acquire waits for them.
+  auto first = acquire(e.io, locks, "job", fenced_waiting());
+  INFO(describe_nodes(first.held));
+  REQUIRE_FALSE(first.ec);
+  CHECK(first.held.fenced());
+  CHECK(first.held.fence() >= 1);
+  REQUIRE(first.held.fences() == std::vector<std::uint64_t>{first.held.fence()});
+  for (auto& a : e.admin) CHECK(poll_until(e.io, [&] { return valid_on(*a); }));
+
+  auto extended = extend(e.io, locks, first.held, 400ms);
+  REQUIRE_FALSE(extended.ec);
+  CHECK(extended.held.fence() == first.held.fence());
+  REQUIRE_FALSE(release(e.io, locks, first.held).ec);
+
+  std::uint64_t last = first.held.fence();
+  for (int i = 0; i < 3; ++i) {
+    auto next = acquire(e.io, locks, "job", fenced());
+    REQUIRE_FALSE(next.ec);
+    CHECK(next.held.fence() > last);
+    last = next.held.fence();
+    REQUIRE_FALSE(release(e.io, locks, next.held).ec);
+  }
+  // A plain lock has no fence, and leaves the counters alone.
+  auto plain = acquire(e.io, locks, "job", once());
+  REQUIRE_FALSE(plain.ec);
+  CHECK_FALSE(plain.held.fenced());
+  CHECK(plain.held.fence() == 0);
+  CHECK(plain.held.fences().empty());
+  REQUIRE_FALSE(release(e.io, locks, plain.held).ec);
+  for (auto& a : e.admin) CHECK(counter_on(*a, e.key("job")) <= last);
+}
+
+TEST_CASE("fences that differ are written back to a majority before the acquire completes",
+          "[integration][fencing]") {
+  env e(3);
+  fence_quickly(e.config);
+  redlock::client locks(e.io.get_executor(), e.config);
+  REQUIRE_FALSE(release(e.io, locks, acquire(e.io, locks, "stock", fenced_waiting()).held).ec);
+  const auto key = e.key("stock");
+  // Each node's counter differs, as after failed attempts on a minority.
+  for (std::size_t i = 0; i < 3; ++i) {
+    e.admin[i]->command({"HSET", std::string(state_key), "c:" + key, std::to_string(10 * (i + 1))});
+  }
+  auto got = acquire(e.io, locks, "stock", fenced());
+  REQUIRE_FALSE(got.ec);
+  const auto fence = got.held.fence();
+  CHECK((fence == 21 || fence == 31));
+  // Whichever two nodes made the quorum, a majority holds the fence now,
+  // when the acquire has completed (only one node answered it).
+  std::size_t holding = 0;
+  for (auto& a : e.admin) holding += counter_on(*a, key) >= fence ? 1 : 0;
+  CHECK(holding >= 2);
+  // So the next acquire, whatever its quorum, gets a larger fence.
+  REQUIRE_FALSE(release(e.io, locks, got.held).ec);
+  auto next = acquire(e.io, locks, "stock", fenced());
+  REQUIRE_FALSE(next.ec);
+  CHECK(next.held.fence() > fence);
+}
+
+TEST_CASE("a node that lost its fencing state is left out until re-seeded from the others",
+          "[integration][fencing]") {
+  env e(3);
+  fence_quickly(e.config);
+  redlock::client locks(e.io.get_executor(), e.config);
+  auto first = acquire(e.io, locks, "leader", fenced_waiting());
+  REQUIRE_FALSE(first.ec);
+  for (auto& a : e.admin) REQUIRE(poll_until(e.io, [&] { return valid_on(*a); }));
+  REQUIRE_FALSE(release(e.io, locks, first.held).ec);
+  const auto key = e.key("leader");
+  // Node 0 forgets everything (as a restart without persistence would).
+  e.admin[0]->command({"FLUSHALL"});
+
+  auto answers = acquire(e.io, locks, "leader", fenced());
+  REQUIRE_FALSE(answers.ec);
+  CHECK(answers.held.fence() > first.held.fence());
+  REQUIRE_FALSE(release(e.io, locks, answers.held).ec);
+  // Node 0 said its state was lost, recorded the loss, and took no part.
+  CHECK(poll_until(e.io, [&] {
+    return !e.admin[0]->command({"HGET", std::string(state_key), "lost"}).text.empty();
+  }));
+  CHECK_FALSE(valid_on(*e.admin[0]));
+  CHECK(counter_on(*e.admin[0], key) == 0);
+
+  // After the wait, a fenced acquire that meets the loss re-seeds it with
+  // the largest counter of the others.
+  wait_on_timer(e.io, 500ms);
+  bool reseeded = poll_until(
+      e.io,
+      [&] {
+        auto again = acquire(e.io, locks, "leader", fenced());
+        if (!again.ec) release(e.io, locks, again.held);
+        return valid_on(*e.admin[0]);
+      },
+      3000ms);
+  REQUIRE(reseeded);
+  const auto floor =
+      std::stoull(e.admin[0]->command({"HGET", std::string(state_key), "floor"}).text);
+  CHECK(floor >= answers.held.fence());
+  // With node 2 gone, node 0's answers count again, and stay above.
+  e.nodes.node(2).stop();
+  auto later = acquire(e.io, locks, "leader", fenced());
+  INFO(describe_nodes(later.held));
+  REQUIRE_FALSE(later.ec);
+  CHECK(later.held.fence() > answers.held.fence());
+  CHECK(later.held.nodes()[0].state == redlock::node_outcome::status::acquired);
+}
+
+TEST_CASE("a restart seen on reconnecting makes the node's fencing state lost",
+          "[integration][fencing]") {
+  env e(3);
+  fence_quickly(e.config);
+  redlock::client locks(e.io.get_executor(), e.config);
+  REQUIRE_FALSE(release(e.io, locks, acquire(e.io, locks, "r", fenced_waiting()).held).ec);
+  for (auto& a : e.admin) REQUIRE(poll_until(e.io, [&] { return valid_on(*a); }));
+  // As if the state came from an older process's snapshot: another run id.
+  e.admin[1]->command({"HSET", std::string(state_key), "seen", "an-earlier-process"});
+  e.admin[1]->command({"CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes"});
+  CHECK(poll_until(e.io, [&] {
+    auto got = acquire(e.io, locks, "r", fenced());
+    if (!got.ec) release(e.io, locks, got.held);
+    return !valid_on(*e.admin[1]);
+  }));
+}
+
+TEST_CASE("several resources get one fence each; a reentrant hold keeps its fence",
+          "[integration][fencing]") {
+  env e(3);
+  fence_quickly(e.config);
+  redlock::client locks(e.io.get_executor(), e.config);
+  REQUIRE_FALSE(release(e.io, locks, acquire(e.io, locks, "a", fenced_waiting()).held).ec);
+
+  auto both = run_op<redlock::error_code, redlock::lock>(e.io, [&](auto handler) {
+    locks.async_acquire_all({"a", "b"}, fenced(), handler);
+  });
+  REQUIRE_FALSE(std::get<0>(both));
+  const auto fences = std::get<1>(both).fences();
+  REQUIRE(fences.size() == 2);
+  CHECK(fences[0] >= 2);
+  CHECK(fences[1] >= 1);
+  REQUIRE_FALSE(release(e.io, locks, std::get<1>(both)).ec);
+  auto a = acquire(e.io, locks, "a", fenced());
+  REQUIRE_FALSE(a.ec);
+  CHECK(a.held.fence() > fences[0]);
+  REQUIRE_FALSE(release(e.io, locks, a.held).ec);
+
+  auto owned = fenced();
+  owned.reentrant_owner = "worker-1";
+  auto outer = acquire(e.io, locks, "c", owned);
+  REQUIRE_FALSE(outer.ec);
+  auto inner = acquire(e.io, locks, "c", owned);
+  REQUIRE_FALSE(inner.ec);
+  CHECK(inner.held.fence() == outer.held.fence());
+  REQUIRE_FALSE(release(e.io, locks, inner.held).ec);
+  REQUIRE_FALSE(release(e.io, locks, outer.held).ec);
+  auto again = acquire(e.io, locks, "c", owned);
+  REQUIRE_FALSE(again.ec);
+  CHECK(again.held.fence() > outer.held.fence());
+}
+
+TEST_CASE("fenced acquires refuse a TTL above max_fenced_ttl and the state's key",
+          "[integration][fencing]") {
+  env e(3);
+  fence_quickly(e.config);
+  e.config.key_prefix = "";
+  redlock::client locks(e.io.get_executor(), e.config);
+  CHECK(acquire(e.io, locks, "x", fenced(401ms)).ec == errc::fenced_ttl_too_long);
+  CHECK(acquire(e.io, locks, "redlock:fencing", once()).ec == errc::reserved_key);
+  CHECK(acquire(e.io, locks, "redlock:fencing", fenced()).ec == errc::reserved_key);
+}
