@@ -121,7 +121,9 @@ void acquire_op::send_attempt(const acquire_fsm::action& next) {
   if (auto* watching = nodes_->observer(); watching && attempt > 1) {
     watching->on_retry(resource_name(), attempt, last_failure_);
   }
-  const auto command = acquire_command(keys_, token_, options_.ttl);
+  // The keys outlive the validity by the lock-delay (the rounds still count
+  // from the TTL alone).
+  const auto command = acquire_command(keys_, token_, options_.ttl + options_.lock_delay);
   auto self = shared_from_this();
   for (std::size_t i = 0; i < nodes_->size(); ++i) {
     nodes_->node(i).send(command, [self, attempt, i, sent = attempt_start_](error_code ec,
@@ -143,7 +145,8 @@ void acquire_op::send_attempt(const acquire_fsm::action& next) {
 void acquire_op::undo(undo_plan plan) {
   auto self = shared_from_this();
   std::make_shared<undo_op>(nodes_, keys_, token_, std::move(plan),
-                            effective_request_timeout(options_), attempt_start_ + options_.ttl,
+                            effective_request_timeout(options_),
+                            attempt_start_ + options_.ttl + options_.lock_delay,
                             [self] {
                               if (self->completed()) return;
                               self->execute(self->fsm_.on_undone(clock::now()));
@@ -218,7 +221,8 @@ void acquire_op::finish(error_code ec) {
   }
   granted_ = std::make_shared<lock_state>(nodes_->serial(), std::move(resources_), keys_,
                                           std::move(token_), options_.ttl, options_.request_timeout,
-                                          round.validity_deadline(), held_elsewhere);
+                                          round.validity_deadline(), held_elsewhere, true,
+                                          options_.lock_delay);
   complete({}, lock_access::make(granted_, round.outcomes()));
   if (broken_on_purpose().settle_twice) {
     token_ = granted_->token;
