@@ -67,7 +67,7 @@ lock client::adopt(std::string resource, std::string token, const lock_options& 
   // Its deadline is now and unknown: valid() is false until an extend lands.
   auto state = std::make_shared<detail::lock_state>(
       nodes_->serial(), std::move(resources), std::move(keys), std::move(token), options.ttl,
-      options.request_timeout, clock::now(), 0, false);
+      options.request_timeout, clock::now(), 0, false, options.lock_delay);
   return detail::lock_access::make(std::move(state), std::vector<node_outcome>(nodes_->size()));
 }
 

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <limits>
 #include <set>
 #include <utility>
 
@@ -156,6 +157,11 @@ error_code validate(std::string_view resource, const lock_options& options, doub
   if (options.ttl.count() <= 0 || options.ttl > max_duration) return errc::invalid_ttl;
   if (options.ttl <= detail::drift_allowance(options.ttl, drift_factor))
     return errc::ttl_within_drift;
+  // With both at most max_duration, ttl + lock_delay (the keys' PX) fits.
+  static_assert(2 * max_duration.count() < std::numeric_limits<milliseconds::rep>::max() / 1000000);
+  if (options.lock_delay.count() < 0 || options.lock_delay > max_duration) {
+    return errc::invalid_lock_delay;
+  }
   if (options.request_timeout.count() < 0 || options.request_timeout >= options.ttl) {
     return errc::invalid_request_timeout;
   }

@@ -69,8 +69,9 @@ class exec_run {
   int die_with() const noexcept { return die_with_; }
 
   int run() {
-    auto options = with_wait(session_.lock_options_for(arguments_.resource, arguments_.ttl),
-                             arguments_.wait, arguments_.waiting);
+    auto options = with_wait(
+        session_.lock_options_for(arguments_.resource, arguments_.ttl, arguments_.lock_delay),
+        arguments_.wait, arguments_.waiting);
     auto planned = plan_exec_timing(options.ttl, arguments_.grace, session_.options().drift_factor);
     if (auto* problem = std::get_if<std::string>(&planned)) throw usage_problem{*problem};
     timing_ = std::get<exec_timing>(planned);

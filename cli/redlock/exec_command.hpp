@@ -17,6 +17,7 @@ struct exec_arguments {
   std::string resource;
   std::vector<std::string> command;
   std::chrono::milliseconds ttl{30000};
+  std::chrono::milliseconds lock_delay{0};
   /// Unset: wait as long as it takes; 0: one attempt.
   std::optional<std::chrono::milliseconds> wait;
   waiting_arguments waiting;

@@ -99,6 +99,10 @@ int main(int argc, char** argv) {
   auto* verbose = app.add_flag("-v,--verbose", global.verbose, "Say what happens, on stderr");
   app.add_flag("-q,--quiet", global.quiet, "Print errors only")->excludes(verbose);
 
+  const std::string lock_delay_help =
+      "If the lock lapses without a release, nobody can acquire it for this much longer (the "
+      "keys live TTL + this; the validity still ends with the TTL; a release frees it at once)";
+
   // exec
   exec_arguments exec_args;
   auto* exec = app.add_subcommand(
@@ -108,6 +112,7 @@ int main(int argc, char** argv) {
   exec->allow_extras();
   exec->add_option("RESOURCE", exec_args.resource, "The resource to lock")->required();
   args::add_duration(*exec, "--ttl", exec_args.ttl, "TTL of the lock and of each extension");
+  args::add_duration(*exec, "--lock-delay", exec_args.lock_delay, lock_delay_help);
   add_wait_options(*exec, exec_args.wait, exec_args.waiting);
   args::add_duration(*exec, "--max-hold", exec_args.max_hold,
                      "Cap on the total hold time; reaching it counts as losing the lock (0: none)");
@@ -143,12 +148,15 @@ int main(int argc, char** argv) {
       "acquire", "Acquire RESOURCE; print its token on stdout (the validity on stderr)");
   acquire->add_option("RESOURCE", token_args.resource, "The resource to lock")->required();
   args::add_duration(*acquire, "--ttl", token_args.ttl, "TTL of the lock");
+  args::add_duration(*acquire, "--lock-delay", token_args.lock_delay, lock_delay_help);
   add_wait_options(*acquire, token_args.wait, token_args.waiting);
 
   auto* extend = app.add_subcommand("extend", "Extend the lock TOKEN holds on RESOURCE");
   extend->add_option("RESOURCE", token_args.resource, "The locked resource")->required();
   extend->add_option("TOKEN", token_args.token, "The token `redlock acquire` printed")->required();
   args::add_duration(*extend, "--ttl", token_args.ttl, "New TTL, from now");
+  args::add_duration(*extend, "--lock-delay", token_args.lock_delay,
+                     "The keys live this much longer than --ttl (give the acquire's --lock-delay)");
 
   auto* release = app.add_subcommand("release", "Release the lock TOKEN holds on RESOURCE");
   release->add_option("RESOURCE", token_args.resource, "The locked resource")->required();

@@ -64,7 +64,7 @@ int run_once_per(session& s, const exec_arguments& arguments, const once_per_arg
   options.when = schedule::every(once.period, once.offset);
   options.max_clock_skew = once.max_skew;
   // The claim's TTL is --ttl on top of the window; its attempts use --timeout.
-  options.lock = s.lock_options_for(arguments.resource, arguments.ttl);
+  options.lock = s.lock_options_for(arguments.resource, arguments.ttl, arguments.lock_delay);
   // A machine late within one period's window must not find the next due
   // time nearer.
   if (const auto lag = effective_request_timeout(options.lock);

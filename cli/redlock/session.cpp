@@ -15,6 +15,7 @@ std::string describe(error_code ec) {
   if (ec == errc::invalid_ttl) return "--ttl must be positive";
   if (ec == errc::ttl_within_drift) return "--ttl must exceed the clock-drift allowance";
   if (ec == errc::invalid_request_timeout) return "--timeout must be shorter than --ttl";
+  if (ec == errc::invalid_lock_delay) return "--lock-delay must be at most 8760h (365 days)";
   if (ec == errc::invalid_drift_factor) return "--drift-factor must be in [0, 1)";
   if (ec == errc::invalid_keep_options) return "--max-hold must not be negative";
   if (ec == errc::authentication_failed) {
@@ -116,10 +117,11 @@ void session::warn(const std::string& message) const {
 
 void session::error(const std::string& message) const { print_line("redlock: " + message); }
 
-lock_options session::lock_options_for(const std::string& resource,
-                                       std::chrono::milliseconds ttl) const {
+lock_options session::lock_options_for(const std::string& resource, std::chrono::milliseconds ttl,
+                                       std::chrono::milliseconds lock_delay) const {
   lock_options options;
   options.ttl = ttl;
+  options.lock_delay = lock_delay;
   options.request_timeout = options_.request_timeout;
   if (auto invalid = validate(resource, options, options_.drift_factor)) {
     throw usage_problem{describe(invalid)};

@@ -62,7 +62,8 @@ class session {
 
   /// Lock options for a command's --ttl and the global --timeout; throws
   /// usage_problem naming the argument when the library would refuse them.
-  lock_options lock_options_for(const std::string& resource, std::chrono::milliseconds ttl) const;
+  lock_options lock_options_for(const std::string& resource, std::chrono::milliseconds ttl,
+                                std::chrono::milliseconds lock_delay = {}) const;
 
   /// The timeout of a status read: --timeout, else 500 ms.
   std::chrono::milliseconds status_timeout() const noexcept {

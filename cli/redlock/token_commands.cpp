@@ -38,8 +38,9 @@ int lost_or_taken(session& s, const std::string& resource, const std::string& to
 
 lock adopted(session& s, const token_arguments& arguments) {
   try {
-    return s.client().adopt(arguments.resource, arguments.token,
-                            s.lock_options_for(arguments.resource, arguments.ttl));
+    return s.client().adopt(
+        arguments.resource, arguments.token,
+        s.lock_options_for(arguments.resource, arguments.ttl, arguments.lock_delay));
   } catch (const boost::system::system_error& e) {
     throw usage_problem{describe(e.code())};
   }
@@ -48,8 +49,9 @@ lock adopted(session& s, const token_arguments& arguments) {
 }  // namespace
 
 int run_acquire(session& s, const token_arguments& arguments) {
-  auto options = with_wait(s.lock_options_for(arguments.resource, arguments.ttl), arguments.wait,
-                           arguments.waiting);
+  auto options =
+      with_wait(s.lock_options_for(arguments.resource, arguments.ttl, arguments.lock_delay),
+                arguments.wait, arguments.waiting);
   std::stop_source stop;
   options.stop = stop.get_token();
   int interrupted_by = 0;

@@ -15,6 +15,7 @@ struct token_arguments {
   std::string resource;
   std::string token;  ///< extend and release
   std::chrono::milliseconds ttl{30000};
+  std::chrono::milliseconds lock_delay{0};        ///< acquire and extend
   std::optional<std::chrono::milliseconds> wait;  ///< acquire
   waiting_arguments waiting;                      ///< acquire
 };

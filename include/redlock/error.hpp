@@ -63,7 +63,7 @@ enum class errc {
   fence_state_lost,
   /// A fenced acquire's TTL exceeds client_config::max_fenced_ttl.
   fenced_ttl_too_long,
-  /// lock_options::lock_delay is negative.
+  /// lock_options::lock_delay is negative or more than max_duration.
   invalid_lock_delay,
   /// The resource's key (prefix + resource) is "redlock:fencing", where the
   /// nodes keep their fencing state.

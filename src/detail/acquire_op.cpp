@@ -126,7 +126,9 @@ void acquire_op::send_attempt(const acquire_fsm::action& next) {
     watching->on_retry(resource_name(), attempt, last_failure_);
   }
   if (options_.fenced) return send_fenced_attempt(next);
-  const auto command = acquire_command(keys_, token_, options_.ttl);
+  // The keys outlive the validity by the lock-delay (the rounds still count
+  // from the TTL alone).
+  const auto command = acquire_command(keys_, token_, options_.ttl + options_.lock_delay);
   auto self = shared_from_this();
   for (std::size_t i = 0; i < nodes_->size(); ++i) {
     nodes_->node(i).send(command, [self, attempt, i, sent = attempt_start_](error_code ec,
@@ -157,7 +159,7 @@ error_code acquire_op::validate_fencing() const {
 
 void acquire_op::send_fenced_attempt(const acquire_fsm::action& next) {
   const auto attempt = fsm_.attempt();
-  const auto command = fenced_acquire_command(keys_, token_, options_.ttl);
+  const auto command = fenced_acquire_command(keys_, token_, options_.ttl + options_.lock_delay);
   auto self = shared_from_this();
   for (std::size_t i = 0; i < nodes_->size(); ++i) {
     nodes_->node(i).send(command, [self, attempt, i, sent = attempt_start_](error_code ec,
@@ -196,7 +198,8 @@ void acquire_op::write_back(const acquire_fsm::action& next) {
 void acquire_op::undo(undo_plan plan) {
   auto self = shared_from_this();
   std::make_shared<undo_op>(nodes_, keys_, token_, std::move(plan),
-                            effective_request_timeout(options_), attempt_start_ + options_.ttl,
+                            effective_request_timeout(options_),
+                            attempt_start_ + options_.ttl + options_.lock_delay,
                             [self] {
                               if (self->completed()) return;
                               self->execute(self->fsm_.on_undone(clock::now()));
@@ -271,7 +274,8 @@ void acquire_op::finish(error_code ec) {
   }
   granted_ = std::make_shared<lock_state>(nodes_->serial(), std::move(resources_), keys_,
                                           std::move(token_), options_.ttl, options_.request_timeout,
-                                          round.validity_deadline(), held_elsewhere);
+                                          round.validity_deadline(), held_elsewhere, true,
+                                          options_.lock_delay);
   if (options_.fenced) granted_->fences = fsm_.fences();
   complete({}, lock_access::make(granted_, round.outcomes()));
   if (broken_on_purpose().settle_twice) {

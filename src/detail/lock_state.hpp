@@ -32,12 +32,14 @@ struct lock_state {
   lock_state(std::uint64_t client, std::vector<std::string> resources, held_keys keys,
              std::string token, std::chrono::milliseconds ttl,
              std::chrono::milliseconds request_timeout, clock::time_point deadline,
-             std::uint64_t held_elsewhere_at_acquire, bool validity_known = true)
+             std::uint64_t held_elsewhere_at_acquire, bool validity_known = true,
+             std::chrono::milliseconds lock_delay = {})
       : client(client),
         resources(std::move(resources)),
         keys(std::move(keys)),
         token(std::move(token)),
         request_timeout(request_timeout),
+        lock_delay(lock_delay),
         held_elsewhere_at_acquire(held_elsewhere_at_acquire),
         ttl_ms(ttl.count()),
         deadline_ns(deadline.time_since_epoch().count()),
@@ -53,6 +55,9 @@ struct lock_state {
   /// lock_options::request_timeout of the acquire (0: derived from the TTL),
   /// also used by its extends and release.
   const std::chrono::milliseconds request_timeout;
+  /// lock_options::lock_delay of the acquire (or the adopt): every
+  /// extension makes the keys live this much longer than its TTL.
+  const std::chrono::milliseconds lock_delay;
   /// Bit i: another owner's key refused our SET on node i, so our key was
   /// never there (an extend cannot count that node as a possible holder).
   /// Also set by refusals that arrive after the quorum. Strand only.
@@ -79,6 +84,12 @@ struct lock_state {
     // A timeout chosen for a longer TTL must still leave this one room.
     if (request_timeout < ttl) timing.request_timeout = request_timeout;
     return effective_request_timeout(timing);
+  }
+
+  /// How long the keys are made to live by an extension whose TTL is `ttl`.
+  /// Both are validated (at most max_duration each), so the sum fits.
+  std::chrono::milliseconds key_ttl(std::chrono::milliseconds ttl) const noexcept {
+    return ttl + lock_delay;
   }
 
   clock::time_point deadline() const noexcept {

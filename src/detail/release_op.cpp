@@ -28,7 +28,7 @@ void release_op::run() {
       std::make_shared<const std::string>(release_command(keys, state->token, nodes_->id()));
   const auto now = clock::now();
   // The key lives at most this long: past it, a delete has nothing to do.
-  const auto retry_until = std::max(now, state->deadline()) + held_.ttl();
+  const auto retry_until = std::max(now, state->deadline()) + state->key_ttl(held_.ttl());
   auto self = shared_from_this();
   {
     // This client's waiters need not wait for the announcement: an attempt

@@ -420,6 +420,32 @@ TEST_CASE("cli acquire, extend and release round trip from a shell", "[cli][toke
   CHECK(f.free_everywhere("job"));
 }
 
+TEST_CASE("cli --lock-delay: the keys live TTL + delay; a release frees them at once",
+          "[cli][token][lock-delay]") {
+  fixture f;
+  const auto held = f.run({"acquire", "--ttl", "2s", "--lock-delay", "5s", "job"});
+  REQUIRE(held.status == 0);
+  auto token = held.out;
+  while (!token.empty() && token.back() == '\n') token.pop_back();
+  REQUIRE(f.held_everywhere_by("job", token));
+  for (const auto port : f.ports) {
+    const auto pttl = admin_client(port).pttl("job");
+    CHECK(pttl > 5000);
+    CHECK(pttl <= 7000);
+  }
+  // extend adds the --lock-delay it is given.
+  REQUIRE(f.run({"extend", "--ttl", "10s", "--lock-delay", "5s", "job", token}).status == 0);
+  for (const auto port : f.ports) {
+    CHECK(fixture::eventually([&] { return admin_client(port).pttl("job") > 14000; }));
+  }
+  REQUIRE(f.run({"release", "job", token}).status == 0);
+  CHECK(f.free_everywhere("job"));
+  // exec with a delay releases at once too.
+  CHECK(f.run({"exec", "--lock-delay", "1h", "job", "--", "true"}).status == 0);
+  CHECK(f.free_everywhere("job"));
+  CHECK(f.run({"acquire", "-n", "job"}).status == 0);
+}
+
 TEST_CASE("cli acquire, extend and release exit statuses", "[cli][token]") {
   fixture f;
   const auto token = hold(f, "job");
@@ -831,6 +857,10 @@ TEST_CASE("cli usage errors exit 2 with one line naming the argument", "[cli][us
       {{"--nodes", three, "--nodes", three, "status", "job"}, "--nodes"},
       {{"--nodes", "rediss://localhost", "status", "job"}, "--nodes"},
       {{"--nodes", three, "acquire", "--ttl", "10000h", "job"}, "--ttl"},
+      {{"--nodes", three, "acquire", "--lock-delay", "-1s", "job"}, "--lock-delay"},
+      {{"--nodes", three, "acquire", "--lock-delay", "5", "job"}, "--lock-delay"},
+      {{"--nodes", three, "exec", "--lock-delay", "10000h", "job", "--", "true"},
+       "--lock-delay: '10000h' is too long"},
       {{"--nodes", three, "--connect-timeout", "10000h", "status", "job"}, "--connect-timeout"},
       {{"--nodes", three, "--connect-timeout", "0", "status", "job"}, "--connect-timeout"},
       {{"--nodes", "127.0.0.1:1,127.0.0.1:2,127.0.0.1:3x", "status", "job"}, "127.0.0.1:3x"},
