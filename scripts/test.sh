@@ -12,10 +12,11 @@
 # REDLOCK_TEST_LOAD=1 runs every stage's ctest beside one busy loop per core
 # (`nproc` of them, normal priority), as on a machine busy with other work;
 # they stop when ctest ends and, whatever happens, on exit.
-# REDLOCK_DOCS=0 skips the API reference. Only the default stage's ctest,
+# REDLOCK_DOCS=0 skips the API reference, REDLOCK_MODELS=0 the spin models
+# of the fencing design (scripts/models.sh). Only the default stage's ctest,
 # e.g. the integration and CLI tests under load:
 #   REDLOCK_TEST_LOAD=1 REDLOCK_SANITIZERS=0 REDLOCK_BOOST181=0 REDLOCK_FUZZ=0 \
-#     REDLOCK_DOCS=0 scripts/test.sh -R '^(integration|cli):'
+#     REDLOCK_DOCS=0 REDLOCK_MODELS=0 scripts/test.sh -R '^(integration|cli):'
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -196,6 +197,14 @@ if [[ "${REDLOCK_DOCS:-1}" != 0 ]]; then
   run_script docs "$root/scripts/docs.sh" "$root/build-docs"
 else
   summary+=("SKIP  docs (REDLOCK_DOCS=0)")
+fi
+
+# The fencing design model-checked with spin (docs/models/): the shipped
+# design must verify, each broken variant must give a counterexample.
+if [[ "${REDLOCK_MODELS:-1}" != 0 ]]; then
+  run_script models "$root/scripts/models.sh"
+else
+  summary+=("SKIP  models (REDLOCK_MODELS=0)")
 fi
 
 # Under sanitizers and Boost 1.81: every unit and integration test and the
