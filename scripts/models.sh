@@ -40,16 +40,16 @@ variants=(
   "shipped|verified|-DLOSSES=0 -DPUMPS=2|the design, no crash, 2 pumps"
   "shipped-loss|verified|-DLOSSES=1 -DPUMPS=1|the design, a crash losing counters (quarantine, wait, re-seed)"
   "shipped-restart|verified|-DLOSSES=0 -DRESTARTS=1 -DPUMPS=1|the design, a restart keeping counters (run id changes)"
-  "shipped-boot|verified|-DBOOT=1 -DLOSSES=0 -DPUMPS=1|the design from no state at all (bootstrap rule, after the wait)"
   "nowriteback|counterexample|-DWRITEBACK=0 -DLOSSES=0 -DPUMPS=2|no write-back, no crash"
   "noquarantine|counterexample|-DQUARANTINE=0 -DLOSSES=1 -DPUMPS=0|counter loss, node stays valid"
   "nowait|counterexample|-DWAIT=0 -DLOSSES=1 -DPUMPS=0|re-seed without the wait"
   "reseed-one|counterexample|-DOMAJ=1 -DLOSSES=1 -DPUMPS=0|re-seed from one valid other node"
-  "boot-nowait|counterexample|-DBOOT=1 -DBOOTWAIT=0 -DLOSSES=1 -DPUMPS=0|bootstrap rule applied without the wait"
 )
 memlim=1800   # MB for pan's states (-DMEMLIM); ulimit -v a little above
 if ((long)); then
   variants+=(
+  "long-boot|verified|-DBOOT=1 -DLOSSES=0 -DPUMPS=1|the design from no state at all (bootstrap rule, after the wait)"
+  "long-boot-nowait|counterexample|-DBOOT=1 -DBOOTWAIT=0 -DLOSSES=1 -DPUMPS=0|bootstrap rule applied without the wait"
     "long-shipped|verified|-DLOSSES=0 -DPUMPS=3|the design, no crash, 3 pumps"
     "long-acqs|verified|-DLOSSES=0 -DPUMPS=1 -DACQS=2|two acquires per client"
     "long-loss|verified|-DLOSSES=1 -DPUMPS=2|a counter loss, 2 pumps"

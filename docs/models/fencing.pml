@@ -143,11 +143,14 @@ inline invalidate(n) {
   :: atomic { rs[n] == 1 && !(rread[n] & BIT(o)) && (!SYMM || (rread[n] & (BIT(o) - 1) & ~BIT(n)) == ((BIT(o) - 1) & ~BIT(n))) -> rread[n] = rread[n] | BIT(o); \
        if \
        :: valid[o] -> rvalid[n]++; if :: cnt[o] > rmax[n] -> rmax[n] = cnt[o] :: else -> skip fi \
-       :: else -> skip \
+       :: else -> if :: ALLRULE && cnt[o] > rmax[n] -> rmax[n] = cnt[o] :: else -> skip fi \
        fi; \
        if :: cnt[o] > 0 -> rnz[n] = 1 :: else -> skip fi }
 
-#define BOOTRULE(n) (BOOT && rread[n] == OTHERS(n) && !rnz[n])
+#define BOOTRULE(n) ((BOOT && rread[n] == OTHERS(n) && !rnz[n]) || ALLANSWERED(n))
+/* ALLRULE=1 (as shipped): once every other node answered, valid or not,
+   seed with the largest counter among them all. */
+#define ALLANSWERED(n) (ALLRULE && rread[n] == OTHERS(n))
 
 /* The seed script (runs only if n's loss id is still the one waited out:
    a new loss resets rs[n] in invalidate). */
@@ -180,6 +183,10 @@ inline invalidate(n) {
    re-seeding reads node 1 before node 2.  Nodes are interchangeable, so
    by symmetry this loses no behaviour when only one node ever crashes
    (LOSSES + RESTARTS <= 1); SYMM=0 lets any node crash, reads in any order. */
+#ifndef ALLRULE
+#define ALLRULE 1
+#endif
+
 #ifndef SYMM
 #if LOSSES + RESTARTS <= 1
 #define SYMM 1

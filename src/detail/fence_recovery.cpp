@@ -30,12 +30,14 @@ std::optional<std::uint64_t> reseed_floor(std::span<const fence_reading> others,
     if (reading.valid) ++valid;
     top = std::max(top, reading.max);
   }
-  // A quorum of the others valid meets every completed acquire's majority
-  // (less the lost node) in a node that holds its fence.
+  // Every other node answered: under the assumption that at most a minority
+  // is without its state at a time, every completed acquire's majority
+  // (less this node) has a node among them that kept its fence. This also
+  // starts nodes that never had any state (all 0).
+  if (answered == others.size()) return top;
+  // Some did not: a quorum of the others valid still meets every such
+  // majority in a node that holds its fence.
   if (valid >= quorum_of(nodes)) return top;
-  // Nobody holds any counter: under the assumption that a majority keeps
-  // its state, no fenced acquire has completed yet.
-  if (answered == others.size() && top == 0) return std::uint64_t{0};
   return std::nullopt;
 }
 

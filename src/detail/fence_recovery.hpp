@@ -29,9 +29,9 @@ struct fence_reading {
 std::optional<fence_reading> parse_fence_reading(std::string_view text);
 
 /// The floor to re-seed a lost node with, given the other nodes' readings
-/// (`nodes` in all, the lost one included): the largest max read, when at
-/// least a quorum of the others is valid; 0 when every other node answered
-/// and none has a counter (no fenced acquire ever completed: bootstrap);
+/// (`nodes` in all, the lost one included): the largest max read, when
+/// every other node answered (valid or not; nodes that never had state
+/// start this way) or at least a quorum of the others answered valid;
 /// nullopt when neither holds (try again later).
 std::optional<std::uint64_t> reseed_floor(std::span<const fence_reading> others,
                                           std::size_t nodes);

@@ -184,7 +184,7 @@ TEST_CASE("fence votes: the scripts' answers", "[unit][fencing]") {
   CHECK(redlock::detail::write_back_vote({}, one).decision.what == vote::kind::granted);
 }
 
-TEST_CASE("fence recovery: re-seeding needs a quorum of valid others, or nothing anywhere",
+TEST_CASE("fence recovery: re-seeding needs every other node, or a quorum of valid ones",
           "[unit][fencing]") {
   using redlock::detail::reseed_floor;
   const fence_reading valid5{true, true, 5};
@@ -192,17 +192,19 @@ TEST_CASE("fence recovery: re-seeding needs a quorum of valid others, or nothing
   const fence_reading lost3{true, false, 3};
   const fence_reading empty{true, false, 0};
   const fence_reading silent{};
-  // Five nodes: a quorum (3) of the four others must be valid.
-  CHECK(reseed_floor(std::vector{valid5, valid9, lost3, valid5}, 5) == 9U);
+  // Five nodes: every other one answered (lost ones count: a minority at
+  // most has lost its state), or a quorum (3) of the four is valid.
+  CHECK(reseed_floor(std::vector{valid5, lost3, lost3, valid5}, 5) == 5U);
+  CHECK(reseed_floor(std::vector{valid5, valid9, silent, valid5}, 5) == 9U);
   CHECK(reseed_floor(std::vector{valid5, valid9, lost3, silent}, 5) == std::nullopt);
-  // Three nodes: both others.
+  // Three nodes.
   CHECK(reseed_floor(std::vector{valid5, valid9}, 3) == 9U);
-  CHECK(reseed_floor(std::vector{valid5, lost3}, 3) == std::nullopt);
-  // Bootstrap: every other node answered and none has a counter.
+  CHECK(reseed_floor(std::vector{valid5, lost3}, 3) == 5U);
+  CHECK(reseed_floor(std::vector{valid5, silent}, 3) == std::nullopt);
+  // Nodes that never had state: each starts from what the others have.
   CHECK(reseed_floor(std::vector{empty, empty}, 3) == 0U);
-  CHECK(reseed_floor(std::vector{fence_reading{true, true, 0}, empty}, 3) == 0U);
+  CHECK(reseed_floor(std::vector{fence_reading{true, true, 1}, empty}, 3) == 1U);
   CHECK(reseed_floor(std::vector{empty, silent}, 3) == std::nullopt);
-  CHECK(reseed_floor(std::vector{empty, lost3}, 3) == std::nullopt);
 }
 
 TEST_CASE("fence recovery: the wait counts from the first sight of each loss", "[unit][fencing]") {
