@@ -208,6 +208,10 @@ leader_election::leader_election(client& owner, std::string resource, campaign_o
   const auto drift = owner.config().drift_factor;
   error_code invalid = validate(resource, options.lock, drift);
   if (!invalid) invalid = validate(options.keep, options.lock.ttl, drift);
+  // Refused by every attempt otherwise: the campaign would retry for ever.
+  if (!invalid && options.lock.fenced && options.lock.ttl > owner.config().max_fenced_ttl) {
+    invalid = errc::fenced_ttl_too_long;
+  }
   if (invalid) throw boost::system::system_error(invalid, "redlock: leader_election");
   campaign_ = std::make_shared<detail::campaign>(owner, std::move(resource), std::move(options),
                                                  std::move(on_elected), std::move(on_lost));

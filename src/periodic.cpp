@@ -35,6 +35,9 @@ class periodic_run : public std::enable_shared_from_this<periodic_run> {
     claim_options_.wait_timeout = milliseconds::zero();
     claim_options_.request_timeout = lag_;
     claim_options_.stop = stopping_.get_token();
+    // A claim's key is new for every due time, so its fence would say
+    // nothing; the run lock carries the run's fence (when fenced).
+    claim_options_.fenced = false;
     // The run lock may still be held by the previous run: wait for it (woken
     // by its release) until a crashed holder's lock has surely expired.
     run_options_ = options_.lock;
@@ -195,6 +198,11 @@ void start_claim_due(client& owner, std::string name, due_claim_options options,
     throw std::invalid_argument("redlock: async_claim_due: max_clock_skew is negative");
   }
   refuse_reentrant(options.lock, "async_claim_due");
+  if (options.lock.fenced) {
+    throw std::invalid_argument(
+        "redlock: async_claim_due: lock.fenced is not supported (each due time's claim is a key "
+        "of its own, so its fence would always be the first); fence the run lock instead");
+  }
   const auto lag = effective_request_timeout(options.lock);
   // An instance late within one due time's window must not find the next
   // one nearer.
@@ -245,6 +253,9 @@ periodic_job::periodic_job(client& owner, std::string name, periodic_options opt
     throw std::invalid_argument("redlock: periodic_job: max_clock_skew is negative");
   }
   detail::refuse_reentrant(options.lock, "periodic_job");
+  if (options.lock.fenced && options.lock.ttl > owner.config().max_fenced_ttl) {
+    throw boost::system::system_error(errc::fenced_ttl_too_long, "redlock: periodic_job");
+  }
   run_ = std::make_shared<detail::periodic_run>(owner, std::move(name), std::move(options),
                                                 std::move(run), std::move(on_outcome));
 }

@@ -19,6 +19,7 @@
 #include <ctime>
 #include <memory>
 #include <stop_token>
+#include <string>
 #include <system_error>
 #include <variant>
 
@@ -69,9 +70,9 @@ class exec_run {
   int die_with() const noexcept { return die_with_; }
 
   int run() {
-    auto options = with_wait(
-        session_.lock_options_for(arguments_.resource, arguments_.ttl, arguments_.lock_delay),
-        arguments_.wait, arguments_.waiting);
+    auto options = with_wait(session_.lock_options_for(arguments_.resource, arguments_.ttl,
+                                                       arguments_.lock_delay, arguments_.fence),
+                             arguments_.wait, arguments_.waiting);
     auto planned = plan_exec_timing(options.ttl, arguments_.grace, session_.options().drift_factor);
     if (auto* problem = std::get_if<std::string>(&planned)) throw usage_problem{*problem};
     timing_ = std::get<exec_timing>(planned);
@@ -184,6 +185,10 @@ class exec_run {
                          {{"REDLOCK_RESOURCE", arguments_.resource},
                           {"REDLOCK_TOKEN", held.token()},
                           {"REDLOCK_VALIDITY_MS", std::to_string(validity.count())}});
+      if (held.fenced()) {
+        environment.insert(environment.begin() + 3,
+                           {"REDLOCK_FENCE", std::to_string(held.fence())});
+      }
       child_ = std::make_unique<child_process>(arguments_.command, std::move(environment),
                                                removed_env, inherited_);
     } catch (const std::system_error& e) {

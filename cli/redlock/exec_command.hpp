@@ -26,7 +26,10 @@ struct exec_arguments {
   std::optional<std::chrono::milliseconds> grace;
   int conflict_exit_code = 1;
   int lost_exit_code = 3;
-  /// Set for CMD besides REDLOCK_RESOURCE, REDLOCK_TOKEN, REDLOCK_VALIDITY_MS.
+  /// --fence: a fenced acquire; CMD gets the fence as REDLOCK_FENCE.
+  bool fence = false;
+  /// Set for CMD besides REDLOCK_RESOURCE, REDLOCK_TOKEN, REDLOCK_VALIDITY_MS
+  /// (and REDLOCK_FENCE).
   std::vector<std::pair<std::string, std::string>> environment;
   /// Called before the client closes when CMD never started (--once-per
   /// gives its claim back).

@@ -82,6 +82,10 @@ int main(int argc, char** argv) {
                  "Clock drift allowance: drift = TTL * F + 2ms")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 1.0));
+  args::add_duration(app, "--max-fenced-ttl", global.max_fenced_ttl,
+                     "The longest TTL of a --fence acquire; also how long a node that lost its "
+                     "fencing state (or never had one) sits out fenced acquires. Every client of "
+                     "the same nodes must use the same value");
   app.add_flag("!--no-aof-warning", global.warn_without_aof,
                "Do not warn about nodes running without AOF (when restarts are delayed by more "
                "than the longest TTL instead)");
@@ -111,8 +115,12 @@ int main(int argc, char** argv) {
       "\nCMD and its ARGS follow '--': redlock exec [OPTIONS] RESOURCE -- CMD [ARGS...]\n");
   exec->allow_extras();
   exec->add_option("RESOURCE", exec_args.resource, "The resource to lock")->required();
-  args::add_duration(*exec, "--ttl", exec_args.ttl, "TTL of the lock and of each extension");
+  auto* exec_ttl =
+      args::add_duration(*exec, "--ttl", exec_args.ttl, "TTL of the lock and of each extension");
   args::add_duration(*exec, "--lock-delay", exec_args.lock_delay, lock_delay_help);
+  exec->add_flag("--fence", exec_args.fence,
+                 "Fenced acquire: CMD gets the lock's fencing token as REDLOCK_FENCE (the TTL "
+                 "defaults to --max-fenced-ttl and may not exceed it)");
   add_wait_options(*exec, exec_args.wait, exec_args.waiting);
   args::add_duration(*exec, "--max-hold", exec_args.max_hold,
                      "Cap on the total hold time; reaching it counts as losing the lock (0: none)");
@@ -147,8 +155,11 @@ int main(int argc, char** argv) {
   auto* acquire = app.add_subcommand(
       "acquire", "Acquire RESOURCE; print its token on stdout (the validity on stderr)");
   acquire->add_option("RESOURCE", token_args.resource, "The resource to lock")->required();
-  args::add_duration(*acquire, "--ttl", token_args.ttl, "TTL of the lock");
+  auto* acquire_ttl = args::add_duration(*acquire, "--ttl", token_args.ttl, "TTL of the lock");
   args::add_duration(*acquire, "--lock-delay", token_args.lock_delay, lock_delay_help);
+  acquire->add_flag("--fence", token_args.fence,
+                    "Fenced acquire: print the fencing token on a second line (the TTL defaults "
+                    "to --max-fenced-ttl and may not exceed it)");
   add_wait_options(*acquire, token_args.wait, token_args.waiting);
 
   auto* extend = app.add_subcommand("extend", "Extend the lock TOKEN holds on RESOURCE");
@@ -192,6 +203,14 @@ int main(int argc, char** argv) {
     return args::usage_error(app, "unexpected argument '" + extra.front() + "'");
   }
   exec_args.command = command;
+  // A fenced lock may not outlive --max-fenced-ttl: without --ttl, that is
+  // its TTL when shorter than the default.
+  if (exec_args.fence && exec_ttl->count() == 0) {
+    exec_args.ttl = std::min(exec_args.ttl, global.max_fenced_ttl);
+  }
+  if (token_args.fence && acquire_ttl->count() == 0) {
+    token_args.ttl = std::min(token_args.ttl, global.max_fenced_ttl);
+  }
 
   try {
     session s(global);

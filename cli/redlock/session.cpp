@@ -18,6 +18,7 @@ std::string describe(error_code ec) {
   if (ec == errc::invalid_lock_delay) return "--lock-delay must be at most 8760h (365 days)";
   if (ec == errc::invalid_drift_factor) return "--drift-factor must be in [0, 1)";
   if (ec == errc::invalid_keep_options) return "--max-hold must not be negative";
+  if (ec == errc::fenced_ttl_too_long) return "--ttl must not exceed --max-fenced-ttl with --fence";
   if (ec == errc::authentication_failed) {
     return "the nodes refused the credentials (--user, --password-env)";
   }
@@ -80,6 +81,7 @@ session::session(const global_options& options) : options_(options) {
   }
   config.key_prefix = options.prefix;
   config.drift_factor = options.drift_factor;
+  config.max_fenced_ttl = options.max_fenced_ttl;
   config.connect_timeout = options.connect_timeout;
   config.warn_without_aof = options.warn_without_aof;
   config.tls = options.tls;
@@ -118,13 +120,20 @@ void session::warn(const std::string& message) const {
 void session::error(const std::string& message) const { print_line("redlock: " + message); }
 
 lock_options session::lock_options_for(const std::string& resource, std::chrono::milliseconds ttl,
-                                       std::chrono::milliseconds lock_delay) const {
+                                       std::chrono::milliseconds lock_delay, bool fenced) const {
   lock_options options;
   options.ttl = ttl;
   options.lock_delay = lock_delay;
   options.request_timeout = options_.request_timeout;
+  options.fenced = fenced;
   if (auto invalid = validate(resource, options, options_.drift_factor)) {
     throw usage_problem{describe(invalid)};
+  }
+  if (fenced && ttl > options_.max_fenced_ttl) {
+    throw usage_problem{
+        fmt::format("--ttl ({} ms) must not exceed --max-fenced-ttl ({} ms) with "
+                    "--fence",
+                    ttl.count(), options_.max_fenced_ttl.count())};
   }
   return options;
 }

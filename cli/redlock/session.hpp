@@ -27,6 +27,8 @@ struct global_options {
   std::chrono::milliseconds request_timeout{0};  ///< 0: derived from the TTL.
   std::chrono::milliseconds connect_timeout{1000};
   double drift_factor = 0.01;
+  /// --max-fenced-ttl: client_config::max_fenced_ttl.
+  std::chrono::milliseconds max_fenced_ttl{10000};
   bool verbose = false;
   bool quiet = false;
   bool warn_without_aof = true;
@@ -60,10 +62,13 @@ class session {
   void warn(const std::string& message) const;
   void error(const std::string& message) const;
 
-  /// Lock options for a command's --ttl and the global --timeout; throws
-  /// usage_problem naming the argument when the library would refuse them.
+  /// Lock options for a command's --ttl, --lock-delay, --fence and the
+  /// global --timeout; throws usage_problem naming the argument when the
+  /// library would refuse them (a fenced TTL above --max-fenced-ttl
+  /// included).
   lock_options lock_options_for(const std::string& resource, std::chrono::milliseconds ttl,
-                                std::chrono::milliseconds lock_delay = {}) const;
+                                std::chrono::milliseconds lock_delay = {},
+                                bool fenced = false) const;
 
   /// The timeout of a status read: --timeout, else 500 ms.
   std::chrono::milliseconds status_timeout() const noexcept {

@@ -10,6 +10,7 @@
 #include <csignal>
 #include <cstdio>
 #include <stop_token>
+#include <string>
 
 namespace redlock::cli {
 namespace {
@@ -49,9 +50,9 @@ lock adopted(session& s, const token_arguments& arguments) {
 }  // namespace
 
 int run_acquire(session& s, const token_arguments& arguments) {
-  auto options =
-      with_wait(s.lock_options_for(arguments.resource, arguments.ttl, arguments.lock_delay),
-                arguments.wait, arguments.waiting);
+  auto options = with_wait(s.lock_options_for(arguments.resource, arguments.ttl,
+                                              arguments.lock_delay, arguments.fence),
+                           arguments.wait, arguments.waiting);
   std::stop_source stop;
   options.stop = stop.get_token();
   int interrupted_by = 0;
@@ -87,7 +88,10 @@ int run_acquire(session& s, const token_arguments& arguments) {
                         describe(result, held, s.client().config().nodes, s.answers())));
     return exit_status_for(result);
   }
+  // The token on the first line, always; with --fence the fencing token on
+  // the second, in decimal.
   std::printf("%s\n", held.token().c_str());
+  if (arguments.fence) std::printf("%s\n", std::to_string(held.fence()).c_str());
   std::fflush(stdout);
   s.say(fmt::format("acquired {}; valid for {} ms", arguments.resource,
                     held.remaining_validity().count()));

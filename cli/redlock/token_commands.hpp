@@ -18,6 +18,7 @@ struct token_arguments {
   std::chrono::milliseconds lock_delay{0};        ///< acquire and extend
   std::optional<std::chrono::milliseconds> wait;  ///< acquire
   waiting_arguments waiting;                      ///< acquire
+  bool fence = false;  ///< acquire --fence: a fenced acquire; its fence printed too
 };
 
 int run_acquire(session& s, const token_arguments& arguments);

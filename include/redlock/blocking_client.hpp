@@ -157,7 +157,15 @@ class blocking_client {
   /// releases it on every exit path; returns what `fn` returns. `fn` takes
   /// a lease_token (check its stop_requested() before each side effect; a
   /// `std::stop_token` parameter gets the delivered signal's token, which
-  /// may lag the lease's time), a scoped_lock&, or nothing.
+  /// may lag the lease's time), a lease_token and the held `const lock&`,
+  /// a scoped_lock&, or nothing.
+  ///
+  /// Fencing: with options.fenced, the held lock's fence() (fences() for
+  /// several resources) is the fencing token of this run, the same for the
+  /// whole run (extensions keep it); send it with every write the work
+  /// makes (see lock_options::fenced). Read it through the `const lock&`
+  /// parameter, or scoped_lock::held(); a form taking the lease_token alone
+  /// cannot see it.
   ///
   /// Throws boost::system::system_error: with the acquire's error (fn did
   /// not run); with the lost-lock signal's reason if it fired while fn ran,
@@ -169,7 +177,9 @@ class blocking_client {
                      Fn&& fn) {
     auto scope = acquire_scoped(std::move(resource), options, keep);
     auto call = [&]() -> decltype(auto) {
-      if constexpr (std::is_invocable_v<Fn&, lease_token>) {
+      if constexpr (std::is_invocable_v<Fn&, lease_token, const lock&>) {
+        return fn(scope.stop_token(), scope.held());
+      } else if constexpr (std::is_invocable_v<Fn&, lease_token>) {
         return fn(scope.stop_token());
       } else if constexpr (std::is_invocable_v<Fn&, scoped_lock&>) {
         return fn(scope);

@@ -71,7 +71,8 @@ class keeper {
   /// Keeps nothing (default-made or moved from).
   bool empty() const noexcept { return op_ == nullptr; }
   /// The kept lock: a copy of the handle, whose validity moves with every
-  /// extension.
+  /// extension. Its fence() and fences() (for a fenced acquire) are those
+  /// of the acquire and never change: extensions keep the fencing tokens.
   const lock& held() const noexcept;
   /// The signal has fired, or its time has passed (so it is about to fire:
   /// this is true on time even while the client's executor is busy, or

@@ -24,7 +24,10 @@ struct campaign_options {
   /// TTL and timeouts of the lock that stands for leadership. Its retry
   /// delays pace the campaign (a follower also tries again as soon as the
   /// leader's release is announced); its attempt limit and wait timeout are
-  /// ignored: a campaign goes on until stepped down.
+  /// ignored: a campaign goes on until stepped down. With `lock.fenced`
+  /// each term is a fenced acquire: the lock the elected_handler gets has
+  /// the term's fence() (see leader_election); its TTL must then be at
+  /// most client_config::max_fenced_ttl.
   lock_options lock{};
   /// How leadership is kept (auto-extension and the lost-lock signal);
   /// on_lost here is ignored in favour of the election's own.
@@ -48,6 +51,16 @@ struct campaign_options {
 /// none starts after step_down()'s handler was called or the election was
 /// destroyed. The client must outlive the election's step-down.
 /// Leadership is exactly as safe as the lock: see docs/safety.md.
+///
+/// Fenced terms (campaign_options::lock.fenced): each term's lock carries a
+/// fencing token, `held.fence()` in on_elected, which stays the same for
+/// the whole term and is larger than that of every term that ended before
+/// this one was won (for any contender of the same resource). A leader that
+/// was deposed while paused can go on acting after its term ended; to
+/// refuse it, the leader sends its fence with every write or command, and
+/// whoever receives them (followers, storage, downstream services) keeps
+/// the largest fence seen and rejects anything carrying a smaller one
+/// (fence_checker, fenced_set_script in include/redlock/fencing.hpp).
 class leader_election {
  public:
   /// Called when elected: the lock that stands for leadership, and the
@@ -63,7 +76,9 @@ class leader_election {
   using lost_handler = std::function<void(error_code reason)>;
 
   /// Throws boost::system::system_error with errc::empty_resource or
-  /// errc::invalid_keep_options (and the lock options' own argument errors).
+  /// errc::invalid_keep_options (and the lock options' own argument
+  /// errors), errc::fenced_ttl_too_long for a fenced lock whose TTL exceeds
+  /// client_config::max_fenced_ttl.
   leader_election(client& owner, std::string resource, campaign_options options,
                   elected_handler on_elected, lost_handler on_lost);
   /// Steps down without waiting: the step-down is queued on the client's

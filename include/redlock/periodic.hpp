@@ -60,7 +60,11 @@ struct periodic_options {
   /// (clocks in step).
   milliseconds max_clock_skew{1000};
   /// The run lock (held, kept extended, while the job runs): its TTL bounds
-  /// how long a crashed run blocks the next one. Retries are ignored.
+  /// how long a crashed run blocks the next one. Retries are ignored. With
+  /// `lock.fenced` the run lock is a fenced acquire (its TTL at most
+  /// client_config::max_fenced_ttl): the job reads the run's fencing token
+  /// as kept.held().fence(), larger than every earlier run's. The due
+  /// time's claim is never fenced.
   lock_options lock{};
   keep_options keep{};  ///< How the run lock is kept extended while the job runs.
   /// This instance reads its wall clock as system_clock + clock_offset (the
@@ -115,7 +119,8 @@ struct due_claim_options {
   /// The claim's lock options: `ttl` is kept as slack on top of the claim's
   /// lifetime (see docs/usage.md), `request_timeout` (or its default) sets
   /// each attempt's timeout and the retry spread, `stop` cancels the claim;
-  /// retries and wait_timeout are ignored (see async_claim_due).
+  /// retries and wait_timeout are ignored (see async_claim_due). `fenced`
+  /// is refused: fence the run lock the job runs under instead.
   lock_options lock{};
   /// This instance reads its wall clock as system_clock + clock_offset.
   milliseconds clock_offset{0};
@@ -181,7 +186,7 @@ void start_claim_due(client& owner, std::string name, due_claim_options options,
 /// Throws boost::system::system_error for an empty name or bad lock
 /// options, std::invalid_argument for a max_clock_skew that is negative or
 /// whose double plus the request timeout is not less than the shortest gap
-/// between due times, or for a lock.reentrant_owner.
+/// between due times, or for a lock.reentrant_owner or lock.fenced.
 ///
 /// The handler is never invoked from inside this function.
 template <class CompletionToken>
@@ -214,13 +219,16 @@ class periodic_job {
  public:
   /// Called with the due time, the kept run lock and the callback to call
   /// when the job is over; see async_run_exclusive for `kept` and `done`.
+  /// With periodic_options::lock.fenced, kept.held().fence() is the run's
+  /// fencing token.
   using job = std::function<void(const occurrence&, keeper& kept, work_done done)>;
   /// Told what became of each due time (for logs and metrics).
   using outcome_handler = std::function<void(const occurrence&, occurrence_outcome, error_code)>;
 
   /// Throws boost::system::system_error for an empty name or bad lock or
-  /// keep options, std::invalid_argument for a negative max_clock_skew or a
-  /// lock.reentrant_owner.
+  /// keep options (errc::fenced_ttl_too_long for a fenced run lock whose TTL
+  /// exceeds client_config::max_fenced_ttl), std::invalid_argument for a
+  /// negative max_clock_skew or a lock.reentrant_owner.
   periodic_job(client& owner, std::string name, periodic_options options, job run,
                outcome_handler on_outcome = {});
   /// Stops scheduling; a job running now runs to its end.

@@ -116,6 +116,14 @@ struct release_on_exit {
 /// when it is over (from any thread). It should stop when kept.stop_token()
 /// is requested or kept.async_wait_lost() completes.
 ///
+/// Fencing: with options.fenced, kept.held().fence() (fences() for several
+/// resources) is the run's fencing token, nonzero and the same for the
+/// whole run (extensions keep it), larger than that of every fenced run or
+/// acquire of the resource that completed before this one began. Send it
+/// with every write the work makes (see lock_options::fenced and
+/// include/redlock/fencing.hpp). With use_future or any other completion
+/// token the work is called the same way.
+///
 /// Handler signature: `void(redlock::error_code)`.
 ///
 /// Completion condition: the acquire failed; or the work called done and
@@ -153,7 +161,9 @@ auto async_run_exclusive(client& owner, std::string resource, lock_options optio
 /// The coroutine form: `co_await run_exclusive(owner, resource, options,
 /// keep, work)` acquires, keeps the lock extended while `co_await
 /// work(kept)` runs (`work` takes a `redlock::keeper&` and returns an
-/// awaitable), releases it, and returns what the work returned.
+/// awaitable), releases it, and returns what the work returned. With
+/// options.fenced, kept.held().fence() is the run's fencing token (as for
+/// async_run_exclusive).
 ///
 /// Throws boost::system::system_error: with the acquire's error (nothing
 /// ran); with errc::invalid_keep_options before acquiring; with the

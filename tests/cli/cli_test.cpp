@@ -865,6 +865,10 @@ TEST_CASE("cli usage errors exit 2 with one line naming the argument", "[cli][us
       {{"--nodes", three, "--connect-timeout", "0", "status", "job"}, "--connect-timeout"},
       {{"--nodes", "127.0.0.1:1,127.0.0.1:2,127.0.0.1:3x", "status", "job"}, "127.0.0.1:3x"},
       {{"--nodes", three, "--tls-cert", "client.crt", "status", "job"}, "--tls-key"},
+      {{"--nodes", three, "acquire", "--fence", "--ttl", "11s", "job"}, "--max-fenced-ttl"},
+      {{"--nodes", three, "--max-fenced-ttl", "1s", "exec", "--fence", "--ttl", "2s", "job", "--",
+        "true"},
+       "--max-fenced-ttl"},
       {{"--nodes", three, "--tls", "--tls-ca", "/nonexistent/ca.crt", "status", "job"},
        "--tls: invalid configuration: node 127.0.0.1:1: cannot use the TLS CA file "
        "'/nonexistent/ca.crt'"},
@@ -881,6 +885,43 @@ TEST_CASE("cli usage errors exit 2 with one line naming the argument", "[cli][us
     CHECK(done.err.find(call.named) != std::string::npos);
     CHECK(done.out.empty());
   }
+}
+
+TEST_CASE("cli --fence: exec puts a growing fence in REDLOCK_FENCE, acquire prints it",
+          "[cli][fence]") {
+  fixture f;
+  // Fresh nodes sit out fenced acquires for --max-fenced-ttl (and a bit)
+  // before they are seeded: the first acquire waits that out.
+  const std::vector<std::string> fenced{"--max-fenced-ttl", "1s"};
+  auto run_fenced = [&](std::vector<std::string> arguments) {
+    arguments.insert(arguments.begin(), fenced.begin(), fenced.end());
+    return f.run(std::move(arguments));
+  };
+  std::vector<long long> fences;
+  for (int run = 0; run < 2; ++run) {
+    const auto done =
+        run_fenced({"exec", "--fence", "job", "--", "sh", "-c", "echo \"$REDLOCK_FENCE\""});
+    INFO(done.err);
+    REQUIRE(done.status == 0);
+    std::smatch m;
+    REQUIRE(std::regex_match(done.out, m, std::regex("([0-9]+)\n")));
+    fences.push_back(std::stoll(m[1].str()));
+  }
+  CHECK(fences[0] > 0);
+  CHECK(fences[1] > fences[0]);
+  // Without --fence, no fence.
+  const auto plain = f.run({"exec", "job", "--", "sh", "-c", "echo \"${REDLOCK_FENCE-unset}\""});
+  CHECK(plain.out == "unset\n");
+
+  const auto acquired = run_fenced({"acquire", "--fence", "job"});
+  INFO(acquired.err);
+  REQUIRE(acquired.status == 0);
+  std::smatch m;
+  REQUIRE(std::regex_match(acquired.out, m, std::regex("([0-9a-f]{32})\n([0-9]+)\n")));
+  CHECK(std::stoll(m[2].str()) > fences[1]);
+  // The TTL defaulted to --max-fenced-ttl.
+  for (const auto port : f.ports) CHECK(admin_client(port).pttl("job") <= 1000);
+  CHECK(run_fenced({"release", "job", m[1].str()}).status == 0);
 }
 
 TEST_CASE("cli --help on every command and --version", "[cli][usage]") {
