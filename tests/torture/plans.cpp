@@ -247,7 +247,9 @@ std::vector<fault> plan_faults(const plan_info& plan, std::chrono::milliseconds 
     schedule_options downtime;
     downtime.max_ttl = plan.workload.max_ttl;
     std::vector<fault> faults;
-    for (auto t = between(500ms, 1500ms); t < length;) {
+    // The first 3 s without faults: fresh nodes bootstrap their fencing
+    // state only when every node answers (docs/fencing.md, "Bootstrap").
+    for (auto t = between(3000ms, 3500ms); t < length;) {
       fault f;
       f.node = std::uniform_int_distribution<std::size_t>(0, 4)(rng);
       f.start = t;

@@ -302,8 +302,11 @@ void pause_clients(std::stop_token stop, worker_pool& workers, torture_cluster& 
   std::condition_variable_any wake;
   const auto idle = [&](milliseconds time) {
     std::unique_lock guard(mutex);
-    return !wake.wait_for(guard, stop, time, [] { return false; });
+    wake.wait_for(guard, stop, time, [] { return false; });
+    return !stop.stop_requested();
   };
+  // Not before the fencing state of fresh nodes is bootstrapped (plans.cpp).
+  if (!idle(3000ms)) return;
   while (idle(between(200ms, 1000ms))) {
     const auto k = std::uniform_int_distribution<std::size_t>(0, workers.size() - 1)(rng);
     const auto pause = between(length.first, length.second);
