@@ -76,6 +76,16 @@ for plan in fast-clock-hold late-replies contention kept leader; do
   "$bin" --plan "$plan" ${seed:+--seed "$seed"} --out "$out/plan-$plan" | tail -n 3 || status=1
 done
 
+# The fenced register under client pauses: the plain writes must be caught
+# (stale writes, lost updates), the fence-checked ones must not.
+echo "=== plan unfenced-pause (register written plainly: stale_write lost_update must be found) ==="
+"$bin" --plan unfenced-pause --duration 60s ${seed:+--seed "$seed"} \
+  --expect-violation stale_write --expect-violation lost_update \
+  --out "$out/plan-unfenced-pause" | grep -E '^(acquire|critical section|faults|fencing|violations|lost updates|verdict)' || status=1
+echo "=== plan fenced-pause (register written through the fence check: no violation) ==="
+"$bin" --plan fenced-pause --duration 60s ${seed:+--seed "$seed"} \
+  --out "$out/plan-fenced-pause" | grep -E '^(acquire|critical section|faults|fencing|violations|lost updates|verdict)' || status=1
+
 if ((controls)); then
   # Each negative control, the plan that exposes it and the kind it must produce.
   for control in drop_drift:fast-clock-hold:lease_overlap \

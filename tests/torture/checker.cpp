@@ -51,6 +51,19 @@ struct section {
   std::int64_t end = 0;
   std::int64_t read = -1;
   std::int64_t wrote = -1;
+  std::int64_t fence = 0;
+  std::int64_t write_t = 0;
+  bool checked = false;  // written through the resource's fence check
+};
+
+// A fenced acquire that succeeded.
+struct fenced_acquire {
+  int proc = 0;
+  int worker = 0;
+  std::string token;
+  std::int64_t invoke = 0;
+  std::int64_t ok = 0;
+  std::int64_t fence = 0;
 };
 
 struct sample {
@@ -124,6 +137,8 @@ class checker {
     check_leases();
     check_sections();
     check_registers();
+    check_acquire_fences();
+    check_write_fences();
     read_findings();
     check_orphaned_votes();
     liveness();
@@ -189,7 +204,12 @@ class checker {
         }
         // A store failure leaves the register unknown; an abandoned section
         // wrote nothing.
-        if (e.op == op_kind::cs && e.err != abandoned_section) uncertain_.insert(e.res);
+        // A write the resource refused as stale wrote nothing either.
+        if (e.op == op_kind::cs && e.err == refused_section) {
+          ++report_.stale_writes_refused;
+        } else if (e.op == op_kind::cs && e.err != abandoned_section) {
+          uncertain_.insert(e.res);
+        }
         continue;
       }
       ++fig.ok;
@@ -197,6 +217,11 @@ class checker {
         case op_kind::acquire: {
           samples_.push_back({invoked_at, e.t, true, false});
           returned_tokens_.insert(e.token);
+          if (e.fence > 0) {
+            ++report_.fenced_acquires;
+            acquires_by_res_[e.res].push_back(
+                {e.proc, e.worker, e.token, invoked_at, e.t, e.fence});
+          }
           if (e.token.empty() || e.deadline <= 0) {
             bogus_success(e, invoked_at);
             break;
@@ -232,7 +257,9 @@ class checker {
         case op_kind::release:
           break;
         case op_kind::cs:
-          sections_.push_back({e.proc, e.worker, e.res, e.token, invoked_at, e.t, e.read, e.wrote});
+          sections_.push_back({e.proc, e.worker, e.res, e.token, invoked_at, e.t, e.read, e.wrote,
+                               e.fence, e.write_t, e.checked});
+          if (e.checked) ++report_.fenced_writes_accepted;
           break;
       }
     }
@@ -277,8 +304,98 @@ class checker {
   }
 
   std::string describe(const section& s) const {
-    return fmt::format("cs of {} token {}: {} .. {}, read {} wrote {}", owner(s.proc, s.worker),
-                       short_token(s.token), time_.at(s.start), time_.at(s.end), s.read, s.wrote);
+    std::string text =
+        fmt::format("cs of {} token {}: {} .. {}, read {} wrote {}", owner(s.proc, s.worker),
+                    short_token(s.token), time_.at(s.start), time_.at(s.end), s.read, s.wrote);
+    if (s.fence > 0) {
+      text += fmt::format(", fence {}, write sent {}{}", s.fence, time_.at(s.write_t),
+                          s.checked ? " (fence-checked)" : " (plain)");
+    }
+    return text;
+  }
+
+  std::string describe(const fenced_acquire& a) const {
+    return fmt::format("fenced acquire of {} token {}: invoked {} ok {}, fence {}",
+                       owner(a.proc, a.worker), short_token(a.token), time_.at(a.invoke),
+                       time_.at(a.ok), a.fence);
+  }
+
+  // Property P (docs/fencing.md): an acquire that completed before another
+  // began got a smaller fence. All times are on one host-wide clock.
+  void check_acquire_fences() {
+    for (auto& [res, list] : acquires_by_res_) {
+      std::vector<const fenced_acquire*> by_ok;
+      std::vector<const fenced_acquire*> by_invoke;
+      for (const auto& a : list) {
+        by_ok.push_back(&a);
+        by_invoke.push_back(&a);
+      }
+      std::sort(by_ok.begin(), by_ok.end(),
+                [](const auto* a, const auto* b) { return a->ok < b->ok; });
+      std::sort(by_invoke.begin(), by_invoke.end(),
+                [](const auto* a, const auto* b) { return a->invoke < b->invoke; });
+      const fenced_acquire* largest = nullptr;  // of those completed so far
+      std::size_t next = 0;
+      for (const auto* b : by_invoke) {
+        for (; next < by_ok.size() && by_ok[next]->ok < b->invoke; ++next) {
+          if (largest == nullptr || by_ok[next]->fence > largest->fence) largest = by_ok[next];
+        }
+        if (largest == nullptr || b->fence > largest->fence) continue;
+        violation v;
+        v.kind = violation_kind::fence_order;
+        v.res = res;
+        v.what = fmt::format(
+            "{}: an acquire by {} got fence {}, not above fence {} of an acquire that completed "
+            "before it began",
+            res, owner(b->proc, b->worker), b->fence, largest->fence);
+        v.details.push_back(describe(*largest));
+        v.details.push_back(describe(*b));
+        add_faults_between(v, largest->invoke, b->ok);
+        report_.violations.push_back(std::move(v));
+      }
+    }
+  }
+
+  // The FencedMutex model: the writes the register accepted carry fences
+  // that grow across holders. A write sent after another's was accepted
+  // (its ok recorded) must carry a larger fence, or the same fence with the
+  // same token (the same hold); one that does not is a stale write that
+  // landed. Plain writes with a fence count too: that is what they miss.
+  void check_write_fences() {
+    std::map<std::string, std::vector<const section*>> by_res;
+    for (const auto& s : sections_) {
+      if (s.fence > 0 && s.write_t > 0) by_res[s.res].push_back(&s);
+    }
+    for (auto& [res, list] : by_res) {
+      auto by_end = list;
+      std::sort(by_end.begin(), by_end.end(),
+                [](const section* a, const section* b) { return a->end < b->end; });
+      std::sort(list.begin(), list.end(),
+                [](const section* a, const section* b) { return a->write_t < b->write_t; });
+      const section* largest = nullptr;  // of the writes accepted so far
+      std::size_t next = 0;
+      for (const auto* w : list) {
+        for (; next < by_end.size() && by_end[next]->end < w->write_t; ++next) {
+          if (largest == nullptr || by_end[next]->fence > largest->fence) largest = by_end[next];
+        }
+        if (largest == nullptr || w->fence > largest->fence ||
+            (w->fence == largest->fence && w->token == largest->token)) {
+          continue;
+        }
+        violation v;
+        v.kind = violation_kind::stale_write;
+        v.res = res;
+        v.what = fmt::format(
+            "{}: a write of {} with fence {} was accepted after a write with fence {} by {}", res,
+            owner(w->proc, w->worker), w->fence, largest->fence,
+            owner(largest->proc, largest->worker));
+        v.details.push_back(describe(*largest));
+        v.details.push_back(describe(*w));
+        add_faults_between(v, w->start, w->write_t);
+        report_.violations.push_back(std::move(v));
+        ++report_.stale_writes_accepted;
+      }
+    }
   }
 
   void add_faults_between(violation& v, std::int64_t from, std::int64_t to) const {
@@ -361,6 +478,10 @@ class checker {
         std::erase_if(open, [&](const section* o) { return o->end <= s->start; });
         for (const auto* o : open) {
           if (o->token == s->token) continue;
+          // Both written through the fence check: the store ordered them,
+          // and the fence rules judge them (a holder stopped after its
+          // write, before recording it, overlaps harmlessly).
+          if (o->checked && s->checked) continue;
           violation v;
           v.kind = violation_kind::cs_overlap;
           v.res = res;
@@ -444,6 +565,7 @@ class checker {
   void read_findings() {
     for (const auto& f : run_.faults) {
       if (!is_marker(f) && f.fault != "heal") ++report_.faults_injected;
+      if (f.fault == "pause-client") ++report_.client_pauses;
     }
     std::set<std::pair<int, std::string>> without_ttl;  // each key once, at its first sighting
     for (const auto& c : run_.checks) {
@@ -555,6 +677,7 @@ class checker {
   std::vector<lease> leases_;
   std::map<std::string, std::size_t> lease_by_token_;
   std::vector<section> sections_;
+  std::map<std::string, std::vector<fenced_acquire>> acquires_by_res_;
   std::map<std::string, std::vector<const section*>> sorted_sections_;
   std::set<std::string> uncertain_;
   std::vector<sample> samples_;
@@ -580,6 +703,10 @@ std::string_view name(violation_kind kind) {
       return "bogus_success";
     case violation_kind::orphaned_votes:
       return "orphaned_votes";
+    case violation_kind::stale_write:
+      return "stale_write";
+    case violation_kind::fence_order:
+      return "fence_order";
   }
   return "?";
 }

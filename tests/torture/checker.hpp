@@ -21,6 +21,15 @@
 //    connection that a fault broke may live on, up to its TTL, so a node
 //    faulted from a maximum TTL before the first sighting to the last one
 //    is not judged.
+// 7. Fence order of acquires (property P, docs/fencing.md): a fenced
+//    acquire that completed before another of the same resource began got
+//    a smaller fence.
+// 8. Stale writes (Jepsen's FencedMutex model): a register write that
+//    carries a fence and was sent after another write was accepted must
+//    carry a larger fence, or the same one with the same token. Writes the
+//    resource refused as stale (cs fail "refused") wrote nothing; two
+//    fence-checked writes are not judged by rule 2 (the store ordered
+//    them, a holder stopped after its write overlaps harmlessly).
 // Plus counts and liveness figures (acquire success rate and latency
 // during the faults and after the heal).
 #pragma once
@@ -46,11 +55,13 @@ enum class violation_kind {
   leftover_key,
   bogus_success,
   orphaned_votes,
+  stale_write,
+  fence_order,
 };
 inline constexpr violation_kind all_violation_kinds[] = {
-    violation_kind::lease_overlap, violation_kind::cs_overlap,   violation_kind::lost_update,
-    violation_kind::no_ttl_key,    violation_kind::leftover_key, violation_kind::bogus_success,
-    violation_kind::orphaned_votes};
+    violation_kind::lease_overlap,  violation_kind::cs_overlap,   violation_kind::lost_update,
+    violation_kind::no_ttl_key,     violation_kind::leftover_key, violation_kind::bogus_success,
+    violation_kind::orphaned_votes, violation_kind::stale_write,  violation_kind::fence_order};
 std::string_view name(violation_kind kind);
 /// The kind with this name, if any.
 std::optional<violation_kind> parse_violation_kind(std::string_view text);
@@ -98,7 +109,14 @@ struct report {
   /// around them (not violations: see rule 6).
   std::size_t orphans_near_faults = 0;
   std::size_t faults_injected = 0;
-  std::size_t ttl_scans = 0;  ///< Node scans for keys without TTL.
+  std::size_t ttl_scans = 0;      ///< Node scans for keys without TTL.
+  std::size_t client_pauses = 0;  ///< Client processes stopped (SIGSTOP).
+  std::size_t fenced_acquires = 0;
+  /// Register writes through the fence check the store accepted / refused.
+  std::size_t fenced_writes_accepted = 0;
+  std::size_t stale_writes_refused = 0;
+  /// Writes judged stale by rule 8 (each also a violation).
+  std::size_t stale_writes_accepted = 0;
   liveness_figures during_faults, after_heal;
   std::vector<violation> violations;
   std::vector<std::string> notes;  ///< Things worth knowing that are not violations.

@@ -76,6 +76,33 @@ class builder {
     e.read = read;
     e.wrote = read + 1;
   }
+  void fenced_acquire(int proc, const std::string& res, const std::string& token,
+                      std::int64_t invoke, std::int64_t ok, std::int64_t deadline,
+                      std::int64_t fence) {
+    acquire(proc, res, token, invoke, ok, deadline);
+    run.events.back().fence = fence;
+  }
+  /// A section whose write (sent at `write_t`) was accepted: through the
+  /// fence check when `checked`, else a plain SET that carried the fence.
+  void fenced_cs(int proc, const std::string& res, const std::string& token, std::int64_t start,
+                 std::int64_t write_t, std::int64_t end, std::int64_t read, std::int64_t fence,
+                 bool checked) {
+    cs(proc, res, token, start, end, read);
+    auto& e = run.events.back();
+    e.fence = fence;
+    e.write_t = write_t * ms;
+    e.checked = checked;
+  }
+  /// A section whose fenced write the resource refused as stale.
+  void refused_cs(int proc, const std::string& res, const std::string& token, std::int64_t start,
+                  std::int64_t write_t, std::int64_t end, std::int64_t fence) {
+    add(proc, op_kind::cs, event_type::invoke, start, res, token).checked = true;
+    auto& e = add(proc, op_kind::cs, event_type::fail, end, res, token);
+    e.err = std::string(refused_section);
+    e.fence = fence;
+    e.write_t = write_t * ms;
+    e.checked = true;
+  }
   void fault(std::int64_t at, const std::string& what, int node) {
     run.faults.push_back({at * ms, what, node, {}});
   }
@@ -630,4 +657,131 @@ TEST_CASE("checker: workers of one process share its history file", "[torture][c
     CHECK(e.t == next[e.worker]++);
   }
   CHECK(next.size() == workers);
+}
+
+// The fenced register under client pauses (Jepsen's FencedMutex model):
+// A is stopped past its validity between its read and its write; B takes
+// the lock with a larger fence and writes.
+TEST_CASE("checker: a paused holder's refused write is no violation", "[torture][checker][fence]") {
+  builder b;
+  b.fenced_acquire(0, "r", "A", 0, 1, 100, 7);
+  b.fault(5, "pause-client", -1);
+  b.acquire(1, "r", "B", 101, 120, 1000);
+  b.run.events.back().fence = 8;
+  b.fenced_cs(1, "r", "B", 121, 150, 200, 0, 8, true);
+  b.refused_cs(0, "r", "A", 10, 300, 301, 7);  // A resumes; the store refuses its write
+  b.release(1, "r", "B", 201);
+  b.release(0, "r", "A", 302);
+  b.final_register("r", 1);
+  const auto r = check(b.run);
+  CHECK(r.total_violations() == 0);
+  CHECK(r.fenced_acquires == 2);
+  CHECK(r.fenced_writes_accepted == 1);
+  CHECK(r.stale_writes_refused == 1);
+  CHECK(r.stale_writes_accepted == 0);
+  CHECK(r.client_pauses == 1);
+}
+
+TEST_CASE("checker: a paused holder's plain write is a stale write", "[torture][checker][fence]") {
+  builder b;
+  b.fenced_acquire(0, "r", "A", 0, 1, 100, 7);
+  b.fault(5, "pause-client", -1);
+  b.fenced_acquire(1, "r", "B", 101, 120, 1000, 8);
+  b.fenced_cs(1, "r", "B", 121, 150, 200, 0, 8, false);
+  b.fenced_cs(0, "r", "A", 10, 300, 301, 0, 7, false);  // written plainly: overwrites B's
+  b.release(1, "r", "B", 201);
+  b.release(0, "r", "A", 302);
+  b.final_register("r", 1);
+  const auto r = check(b.run);
+  CHECK(r.count(violation_kind::stale_write) == 1);
+  CHECK(r.stale_writes_accepted == 1);
+  CHECK(r.count(violation_kind::lost_update) >= 1);
+  CHECK(r.count(violation_kind::fence_order) == 0);
+}
+
+TEST_CASE("checker: a stale write the resource accepted is flagged", "[torture][checker][fence]") {
+  builder b;
+  b.fenced_acquire(0, "r", "A", 0, 1, 100, 7);
+  b.fenced_acquire(1, "r", "B", 101, 120, 1000, 8);
+  b.fenced_cs(1, "r", "B", 121, 150, 200, 0, 8, true);
+  // A broken resource let A's late write through: fence 7 after fence 8.
+  b.fenced_cs(0, "r", "A", 201, 300, 301, 1, 7, true);
+  b.release(1, "r", "B", 202);
+  b.release(0, "r", "A", 302);
+  b.final_register("r", 2);
+  const auto r = check(b.run);
+  REQUIRE(r.count(violation_kind::stale_write) == 1);
+  CHECK(r.violations.front().what.find("fence 7") != std::string::npos);
+  CHECK(r.count(violation_kind::lost_update) == 0);
+  CHECK(r.count(violation_kind::cs_overlap) == 0);
+}
+
+TEST_CASE("checker: an equal fence is accepted only for the same token",
+          "[torture][checker][fence]") {
+  SECTION("the same hold writes twice") {
+    builder b;
+    b.fenced_acquire(0, "r", "A", 0, 1, 500, 3);
+    b.fenced_cs(0, "r", "A", 2, 5, 10, 0, 3, true);
+    b.fenced_cs(0, "r", "A", 11, 15, 20, 1, 3, true);
+    b.release(0, "r", "A", 21);
+    b.final_register("r", 2);
+    CHECK(check(b.run).total_violations() == 0);
+  }
+  SECTION("another holder with the same fence") {
+    builder b;
+    b.fenced_acquire(0, "r", "A", 0, 10, 100, 3);
+    b.fenced_cs(0, "r", "A", 11, 12, 15, 0, 3, true);
+    b.release(0, "r", "A", 16);
+    b.fenced_acquire(1, "r", "B", 5, 20, 300, 3);  // overlapping acquires: equal fences
+    b.fenced_cs(1, "r", "B", 21, 25, 30, 1, 3, true);
+    b.release(1, "r", "B", 31);
+    b.final_register("r", 2);
+    const auto r = check(b.run);
+    CHECK(r.count(violation_kind::stale_write) == 1);
+    CHECK(r.count(violation_kind::fence_order) == 0);  // B began before A completed
+  }
+}
+
+TEST_CASE("checker: fences of acquires in real-time order must grow (P)",
+          "[torture][checker][fence]") {
+  SECTION("a later acquire with a smaller fence") {
+    builder b;
+    b.fenced_acquire(0, "r", "A", 0, 10, 100, 5);
+    b.release(0, "r", "A", 20);
+    b.fenced_acquire(1, "r", "B", 30, 40, 200, 5);
+    b.release(1, "r", "B", 50);
+    b.fenced_acquire(0, "r", "C", 60, 70, 300, 4);
+    b.release(0, "r", "C", 80);
+    const auto r = check(b.run);
+    CHECK(r.count(violation_kind::fence_order) == 2);  // B (equal) and C (smaller)
+  }
+  SECTION("overlapping acquires are not ordered") {
+    builder b;
+    b.fenced_acquire(0, "r", "A", 0, 10, 100, 6);
+    b.fenced_acquire(1, "r", "B", 5, 150, 300, 5);  // began before A completed
+    b.release(0, "r", "A", 20);
+    b.release(1, "r", "B", 160);
+    CHECK(check(b.run).count(violation_kind::fence_order) == 0);
+  }
+  SECTION("other resources are not compared") {
+    builder b;
+    b.fenced_acquire(0, "r", "A", 0, 10, 100, 6);
+    b.fenced_acquire(1, "s", "B", 20, 30, 300, 1);
+    CHECK(check(b.run).count(violation_kind::fence_order) == 0);
+  }
+}
+
+TEST_CASE("checker: fence-checked sections overlapping in time are judged by their fences",
+          "[torture][checker][fence]") {
+  builder b;
+  b.fenced_acquire(0, "r", "A", 0, 1, 100, 1);
+  b.fenced_acquire(1, "r", "B", 101, 110, 400, 2);
+  // A was stopped after its write was accepted, before it recorded the ok.
+  b.fenced_cs(0, "r", "A", 2, 5, 200, 0, 1, true);
+  b.fenced_cs(1, "r", "B", 111, 115, 120, 1, 2, true);
+  b.release(0, "r", "A", 201);
+  b.release(1, "r", "B", 121);
+  b.final_register("r", 2);
+  const auto r = check(b.run);
+  CHECK(r.total_violations() == 0);
 }

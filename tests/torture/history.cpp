@@ -65,6 +65,9 @@ event event_from(const json_object& o, const std::string& where) {
   e.read = o.integer("read", -1);
   e.wrote = o.integer("wrote", -1);
   e.err = o.text("err");
+  e.fence = o.integer("fence");
+  e.write_t = o.integer("write_t");
+  e.checked = o.integer("checked") != 0;
   return e;
 }
 
@@ -118,6 +121,9 @@ std::string to_json(const event& e) {
   if (e.ttl_ms != 0) w.field("ttl", e.ttl_ms);
   if (e.read >= 0) w.field("read", e.read);
   if (e.wrote >= 0) w.field("wrote", e.wrote);
+  if (e.fence != 0) w.field("fence", e.fence);
+  if (e.write_t != 0) w.field("write_t", e.write_t);
+  if (e.checked) w.field("checked", 1);
   if (!e.err.empty()) w.field("err", e.err);
   return w.str();
 }

@@ -26,6 +26,9 @@ std::string_view name(op_kind op);
 
 /// The err of a cs fail that left the register untouched on purpose.
 inline constexpr std::string_view abandoned_section = "abandoned";
+/// The err of a cs fail whose fenced write (or claim) the resource refused
+/// as stale: the register is untouched.
+inline constexpr std::string_view refused_section = "refused";
 std::string_view name(event_type type);
 
 /// One line of a client's history.
@@ -41,7 +44,15 @@ struct event {
   std::int64_t ttl_ms = 0;    ///< acquire/extend invoke: the TTL asked for.
   std::int64_t read = -1;     ///< cs ok: the register value read.
   std::int64_t wrote = -1;    ///< cs ok: the value written.
-  std::string err;            ///< fail: what went wrong.
+  /// acquire ok of a fenced lock: lock::fence(); cs ok and fail: the fence
+  /// of the lock the section ran under (0: not fenced).
+  std::int64_t fence = 0;
+  /// cs ok and fail: when the write was sent to the store (0: not recorded).
+  std::int64_t write_t = 0;
+  /// cs: the write went through the resource's fence check
+  /// (fenced_set_script), not a plain SET.
+  bool checked = false;
+  std::string err;  ///< fail: what went wrong.
 };
 
 /// One line of the controller's fault log. Markers use node -1: "start"

@@ -1,5 +1,7 @@
 #include "plans.hpp"
 
+#include <random>
+
 namespace redlock::torture {
 namespace {
 
@@ -180,11 +182,50 @@ plan_info leader() {
   return plan;
 }
 
+// Jepsen's lock workload (etcd, Hazelcast's FencedLock): read-modify-write
+// of a register under fenced locks while client processes are stopped past
+// their validity (SIGSTOP, 0.6-1.2 s against TTLs of 300-500 ms) and nodes
+// are paused and killed (restarted without their data). Holders work 0-40
+// ms between their read and their write, so a stop often lands in between.
+// The unfenced plan writes the register plainly and must show stale writes
+// and lost updates; the fenced one writes it through fenced_set_script.
+plan_info pause_register(bool fenced) {
+  plan_info plan;
+  plan.name = fenced ? "fenced-pause" : "unfenced-pause";
+  plan.description =
+      fenced ? "fenced locks, the register written through the resource's fence check; client "
+               "processes stopped 0.6-1.2 s (past their validity), nodes paused and killed "
+               "(restarted without data)"
+             : "fenced locks, the register written plainly (the fence ignored); client processes "
+               "stopped 0.6-1.2 s (past their validity), nodes paused and killed (restarted "
+               "without data)";
+  plan.clients = 4;
+  plan.workers_per_client = 4;
+  plan.resources = 2;
+  plan.duration = 15s;
+  plan.node_pauses_and_kills = true;
+  plan.client_pause = {600ms, 1200ms};
+  auto& w = plan.workload;
+  w.min_ttl = 300ms;
+  w.max_ttl = 500ms;
+  w.try_once_share = 0;
+  w.retry_delay = 10ms;
+  w.min_wait = 200ms;
+  w.max_wait = 1500ms;
+  w.max_hold = 40ms;
+  w.extend_share = 0;
+  w.validity_margin = 50ms;
+  w.fenced_locks = true;
+  w.fenced_writes = fenced;
+  return plan;
+}
+
 }  // namespace
 
 const std::vector<plan_info>& all_plans() {
-  static const std::vector<plan_info> plans = {fast_clock_hold(), late_replies(), contention(),
-                                               kept(), leader()};
+  static const std::vector<plan_info> plans = {
+      fast_clock_hold(), late_replies(),        contention(),        kept(),
+      leader(),          pause_register(false), pause_register(true)};
   return plans;
 }
 
@@ -195,7 +236,35 @@ const plan_info* find_plan(std::string_view name) {
   return nullptr;
 }
 
-std::vector<fault> plan_faults(const plan_info& plan, std::chrono::milliseconds length) {
+std::vector<fault> plan_faults(const plan_info& plan, std::chrono::milliseconds length,
+                               std::uint64_t seed) {
+  if (plan.node_pauses_and_kills) {
+    std::mt19937_64 rng(seed);
+    const auto between = [&rng](std::chrono::milliseconds low, std::chrono::milliseconds high) {
+      return std::chrono::milliseconds(
+          std::uniform_int_distribution<long long>(low.count(), high.count())(rng));
+    };
+    schedule_options downtime;
+    downtime.max_ttl = plan.workload.max_ttl;
+    std::vector<fault> faults;
+    // The first 3 s without faults: fresh nodes bootstrap their fencing
+    // state only when every node answers (docs/fencing.md, "Bootstrap").
+    for (auto t = between(3000ms, 3500ms); t < length;) {
+      fault f;
+      f.node = std::uniform_int_distribution<std::size_t>(0, 4)(rng);
+      f.start = t;
+      if (std::bernoulli_distribution(0.5)(rng)) {
+        f.kind = fault_kind::pause;
+        f.duration = between(200ms, 1500ms);
+      } else {
+        f.kind = fault_kind::kill;
+        f.duration = min_downtime(downtime) + between(0ms, 500ms);
+      }
+      faults.push_back(f);
+      t = f.end() + between(1000ms, 2000ms);
+    }
+    return faults;
+  }
   auto faults = plan.faults;
   for (auto& f : faults) {
     f.start = 0ms;

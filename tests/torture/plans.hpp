@@ -10,7 +10,9 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace redlock::torture {
@@ -33,13 +35,24 @@ struct plan_info {
   /// The faults, each on one node from the start of the fault phase to the
   /// heal (start and duration are set by plan_faults).
   std::vector<fault> faults;
+  /// Instead of standing faults: a seeded series of pauses (SIGSTOP) and
+  /// kills of one node at a time; a killed node comes back without its data
+  /// (no persistence) after min_downtime, and the next fault starts 1-2 s
+  /// after one ends, time for a fenced client to re-seed the node.
+  bool node_pauses_and_kills = false;
+  /// SIGSTOP of a random client process (all its workers) for
+  /// client_pause.first .. client_pause.second, then SIGCONT; the next one
+  /// 0.2-1 s later. None when the maximum is 0.
+  std::pair<std::chrono::milliseconds, std::chrono::milliseconds> client_pause{};
 };
 
 const std::vector<plan_info>& all_plans();
 /// nullptr when unknown.
 const plan_info* find_plan(std::string_view name);
 
-/// The plan's faults over a fault phase of `length`.
-std::vector<fault> plan_faults(const plan_info& plan, std::chrono::milliseconds length);
+/// The plan's faults over a fault phase of `length` (`seed`: of a series of
+/// node pauses and kills).
+std::vector<fault> plan_faults(const plan_info& plan, std::chrono::milliseconds length,
+                               std::uint64_t seed);
 
 }  // namespace redlock::torture

@@ -87,6 +87,7 @@ lock recorded_client::acquire(const std::string& res, const lock_options& option
   }
   auto ok = make_event(op_kind::acquire, event_type::ok, res, held.token());
   ok.deadline = ns(held.validity_deadline());
+  ok.fence = static_cast<std::int64_t>(held.fence());
   history_.record(std::move(ok));
   return held;
 }

@@ -88,6 +88,13 @@ std::string summary_text(const report& r, const run_description& d, bool pass) {
   }
   out += fmt::format("{:<18} {} ({})\n", "violations", r.total_violations(), kinds);
   out += fmt::format("{:<18} {}\n", "lost updates", r.lost_updates);
+  if (r.fenced_acquires > 0 || r.client_pauses > 0) {
+    out += fmt::format(
+        "{:<18} {} client pauses; {} fenced acquires; fence-checked writes {} accepted, {} "
+        "refused as stale; stale writes accepted {}\n",
+        "fencing", r.client_pauses, r.fenced_acquires, r.fenced_writes_accepted,
+        r.stale_writes_refused, r.stale_writes_accepted);
+  }
   out += liveness_line("during faults", r.during_faults);
   out += liveness_line("after heal", r.after_heal);
 
@@ -163,6 +170,11 @@ std::string summary_json(const report& r, const run_description& d, bool pass) {
       .field("orphans_near_faults", r.orphans_near_faults)
       .field("faults_injected", r.faults_injected)
       .field("ttl_scans", r.ttl_scans)
+      .field("client_pauses", r.client_pauses)
+      .field("fenced_acquires", r.fenced_acquires)
+      .field("fenced_writes_accepted", r.fenced_writes_accepted)
+      .field("stale_writes_refused", r.stale_writes_refused)
+      .field("stale_writes_accepted", r.stale_writes_accepted)
       .field("violations", r.total_violations());
   for (const auto kind : all_violation_kinds) w.field(name(kind), r.count(kind));
   w.field("lost_updates", r.lost_updates);

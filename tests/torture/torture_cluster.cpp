@@ -82,6 +82,7 @@ test::admin_client& torture_cluster::admin(std::size_t i) {
 }
 
 void torture_cluster::log_fault(std::string_view fault, int node, std::string detail) {
+  const std::lock_guard guard(fault_log_mutex_);
   fault_log_.write(to_json(fault_event{now_ns(), std::string(fault), node, std::move(detail)}));
 }
 

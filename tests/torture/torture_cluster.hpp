@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -55,7 +56,8 @@ class torture_cluster {
   /// An admin connection straight to node i (not through a proxy).
   test::admin_client& admin(std::size_t i);
 
-  /// Appends to the fault log, stamped now. node -1 for a marker.
+  /// Appends to the fault log, stamped now. node -1 for a marker (or a
+  /// fault of the client processes). Thread-safe.
   void log_fault(std::string_view fault, int node, std::string detail = {});
 
   /// Applies a fault of the schedule to node f.node, through every proxy set
@@ -96,6 +98,7 @@ class torture_cluster {
   std::vector<std::unique_ptr<test::admin_client>> admins_;
   std::vector<std::vector<fault>> active_;  // by node
   std::vector<clock::time_point> killed_at_;
+  std::mutex fault_log_mutex_;  // the client-pause thread logs too
   jsonl_file fault_log_;
   jsonl_file check_log_;
 };

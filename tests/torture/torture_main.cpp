@@ -20,8 +20,11 @@
 
 #include <fmt/format.h>
 
+#include <signal.h>
+
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <cstdio>
 #include <exception>
@@ -29,12 +32,15 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <random>
 #include <stdexcept>
+#include <stop_token>
 #include <string>
 #include <string_view>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -282,6 +288,60 @@ class watcher {
   steady::time_point next_scan_;
 };
 
+// Stops a random client process (SIGSTOP: every worker of it, mid-operation
+// or not) for a random time, resumes it (SIGCONT), waits a little, and so
+// on until told to stop; a pause under way always ends with its SIGCONT.
+// Logs "pause-client" and "heal" with node -1.
+void pause_clients(std::stop_token stop, worker_pool& workers, torture_cluster& cluster,
+                   std::pair<milliseconds, milliseconds> length, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  const auto between = [&rng](milliseconds low, milliseconds high) {
+    return milliseconds(std::uniform_int_distribution<long long>(low.count(), high.count())(rng));
+  };
+  std::mutex mutex;
+  std::condition_variable_any wake;
+  const auto idle = [&](milliseconds time) {
+    std::unique_lock guard(mutex);
+    wake.wait_for(guard, stop, time, [] { return false; });
+    return !stop.stop_requested();
+  };
+  // Not before the fencing state of fresh nodes is bootstrapped (plans.cpp).
+  if (!idle(3000ms)) return;
+  while (idle(between(200ms, 1000ms))) {
+    const auto k = std::uniform_int_distribution<std::size_t>(0, workers.size() - 1)(rng);
+    const auto pause = between(length.first, length.second);
+    workers.signal(k, SIGSTOP);
+    cluster.log_fault("pause-client", -1,
+                      fmt::format("client process {} stopped for {} ms", k, pause.count()));
+    std::this_thread::sleep_for(pause);
+    workers.signal(k, SIGCONT);
+    cluster.log_fault("heal", -1, fmt::format("client process {} continued", k));
+  }
+}
+
+// Writes on every node the fencing state a bootstrap ends with (valid, for
+// the node's current run, no counter: the field names of
+// src/detail/commands.cpp's scripts). The library's own bootstrap
+// (docs/fencing.md) can wedge when many clients start at once: after two
+// nodes were seeded, a failed attempt raises counters on them, so the other
+// three see neither a valid quorum nor an all-zero state and are never
+// seeded. Nodes killed later still lose this state and are re-seeded by
+// the clients.
+void seed_fencing_state(torture_cluster& cluster) {
+  for (std::size_t n = 0; n < cluster.size(); ++n) {
+    const auto info = cluster.admin(n).command({"INFO", "server"});
+    const auto at = info.text.find("run_id:");
+    if (at == std::string::npos) throw std::runtime_error("INFO server without run_id");
+    const auto id = info.text.substr(at + 7, info.text.find_first_of("\r\n", at) - at - 7);
+    const auto reply = cluster.admin(n).command(
+        {"HSET", "redlock:fencing", "floor", "0", "max", "0", "seen", id, "valid", "1"});
+    if (reply.type != redlock::test::admin_client::reply::kind::integer) {
+      throw std::runtime_error("seeding the fencing state failed: " + reply.text);
+    }
+  }
+  fmt::print("fencing state seeded on every node\n");
+}
+
 // What the client processes do and under which faults: the random schedule
 // or a plan.
 struct run_setup {
@@ -297,6 +357,9 @@ struct run_setup {
   std::size_t proxy_sets = 1;  ///< Process k uses set k % proxy_sets.
   /// A plan's faults stay for the whole fault phase, several on a node.
   bool standing_faults = false;
+  /// SIGSTOP of client processes: each for first .. second (none if 0).
+  std::pair<milliseconds, milliseconds> client_pause{};
+  bool seed_fencing = false;  ///< The clients' locks are fenced.
 };
 
 run_setup random_setup(const options& opt, std::uint64_t seed) {
@@ -320,7 +383,7 @@ run_setup random_setup(const options& opt, std::uint64_t seed) {
   return setup;
 }
 
-run_setup plan_setup(const options& opt, const plan_info& plan) {
+run_setup plan_setup(const options& opt, const plan_info& plan, std::uint64_t seed) {
   run_setup setup;
   setup.durable = opt.persistence == "always";
   setup.length = opt.duration.value_or(plan.duration);
@@ -328,10 +391,12 @@ run_setup plan_setup(const options& opt, const plan_info& plan) {
   setup.workers_per_client = opt.workers_per_client.value_or(plan.workers_per_client);
   setup.resources = opt.resources.value_or(plan.resources);
   setup.max_ttl = plan.workload.max_ttl;
-  setup.faults = plan_faults(plan, setup.length);
+  setup.faults = plan_faults(plan, setup.length, seed);
   setup.scan_interval = plan.scan_interval;
   setup.proxy_sets = plan.proxy_sets;
-  setup.standing_faults = true;
+  setup.standing_faults = !plan.node_pauses_and_kills;
+  setup.client_pause = plan.client_pause;
+  setup.seed_fencing = plan.workload.fenced_locks;
   setup.settle = 1s;
   return setup;
 }
@@ -361,6 +426,8 @@ std::vector<std::string> run_workers(const options& opt, std::uint64_t seed,
     fmt::print("lock nodes (proxy set {}): {}\n", set, join_ports(cluster.proxy_ports(set)));
   }
   fmt::print("store: {}\n", cluster.store_port());
+
+  if (setup.seed_fencing) seed_fencing_state(cluster);
 
   worker_pool workers;
   for (int k = 0; k < setup.clients; ++k) {
@@ -406,6 +473,11 @@ std::vector<std::string> run_workers(const options& opt, std::uint64_t seed,
     return a.at != b.at ? a.at < b.at : a.heal > b.heal;
   });
 
+  std::jthread pauser;
+  if (setup.client_pause.second.count() > 0) {
+    pauser = std::jthread(pause_clients, std::ref(workers), std::ref(cluster), setup.client_pause,
+                          seed ^ 0x9e3779b97f4a7c15ULL);
+  }
   for (const auto& a : actions) {
     watch.wait_until(start + a.at);
     if (a.heal) {
@@ -415,6 +487,10 @@ std::vector<std::string> run_workers(const options& opt, std::uint64_t seed,
     }
   }
   watch.wait_until(start + setup.length);
+  if (pauser.joinable()) {
+    pauser.request_stop();
+    pauser.join();
+  }
   fmt::print("fault phase over after {:.1f} s; healing\n",
              std::chrono::duration<double>(steady::now() - start).count());
   cluster.heal_all();
@@ -514,7 +590,8 @@ int controller(const options& opt) {
       run_one_scenario(opt, scenario);
     } else {
       const plan_info* plan = opt.plan.empty() ? nullptr : find_plan(opt.plan);
-      const auto setup = plan != nullptr ? plan_setup(opt, *plan) : random_setup(opt, d.seed);
+      const auto setup =
+          plan != nullptr ? plan_setup(opt, *plan, d.seed) : random_setup(opt, d.seed);
       d.mode = plan != nullptr ? "plan" : "random";
       d.scenario = opt.plan;
       d.clients = setup.clients;

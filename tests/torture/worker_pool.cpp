@@ -162,4 +162,9 @@ std::vector<std::string> worker_pool::stop_all(std::chrono::milliseconds limit) 
   return problems;
 }
 
+void worker_pool::signal(std::size_t index, int sig) {
+  const auto& w = workers_.at(index);
+  if (!w.reaped) ::kill(w.pid, sig);
+}
+
 }  // namespace redlock::torture

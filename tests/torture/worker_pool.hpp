@@ -35,6 +35,10 @@ class worker_pool {
   /// killed after the limit.
   std::vector<std::string> stop_all(std::chrono::milliseconds limit);
 
+  /// Sends `sig` to worker `index` (SIGSTOP, SIGCONT: a client pause), if
+  /// it still runs.
+  void signal(std::size_t index, int sig);
+
   std::size_t size() const { return workers_.size(); }
 
  private:

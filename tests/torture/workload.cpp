@@ -106,6 +106,7 @@ class worker {
     lock_options opts;
     opts.ttl = random_ttl();
     opts.request_timeout = profile_.request_timeout;
+    opts.fenced = profile_.fenced_locks;
     if (chance(profile_.try_once_share)) {
       opts.retry = retry_policy::try_once();
     } else {
@@ -138,6 +139,7 @@ class worker {
     if (chance(profile_.keep_share)) return kept_section(held);
     const auto work = between(0ms, profile_.max_hold);
     if (!enough_validity(held, work)) return;
+    if (profile_.fenced_writes) return fenced_section(held, work);
     const auto section = register_.begin(client_.history(), held);
     if (chance(profile_.extend_share)) {
       const auto first_half = work / 2;
@@ -153,6 +155,15 @@ class worker {
       std::this_thread::sleep_for(work);  // the work being protected
     }
     register_.end(client_.history(), section);
+  }
+
+  // The read-modify-write through the resource's fence check: a holder
+  // paused past its validity (SIGSTOP) is refused by the store.
+  void fenced_section(const lock& held, milliseconds work) {
+    const auto section = register_.begin_fenced(client_.history(), held);
+    if (!section) return;
+    if (work.count() > 0) std::this_thread::sleep_for(work);
+    register_.end_fenced(client_.history(), *section);
   }
 
   // A section longer than the TTL under a keeper: it goes on while the
@@ -326,8 +337,12 @@ int run_workload(const workload_options& options) {
     history_writer file(options.out_dir, options.proc);
     crew mates(options.stop_fd);
     {
-      blocking_client client(make_client_config(
-          options.node_ports, options.out_dir / fmt::format("client-{}.log", options.proc)));
+      auto config = make_client_config(
+          options.node_ports, options.out_dir / fmt::format("client-{}.log", options.proc));
+      // As docs/fencing.md advises: the workload's longest TTL, so that a
+      // node restarted without its data is re-seeded soon.
+      if (options.profile.fenced_locks) config.max_fenced_ttl = options.profile.max_ttl;
+      blocking_client client(config);
       std::vector<std::jthread> threads;
       for (int id = 0; id < options.workers; ++id) {
         threads.emplace_back([&options, &client, &file, &mates, id] {

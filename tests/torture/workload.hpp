@@ -53,6 +53,12 @@ struct workload_profile {
   /// least its remaining work plus this much validity left, as a careful
   /// client would check.
   std::chrono::milliseconds validity_margin{100};
+  /// Fenced acquires (lock_options::fenced; client_config::max_fenced_ttl
+  /// is then max_ttl): the histories record each lock's fence.
+  bool fenced_locks = false;
+  /// The register is written through the resource's fence check
+  /// (protected_register::begin_fenced / end_fenced) instead of plainly.
+  bool fenced_writes = false;
 };
 
 struct workload_options {
