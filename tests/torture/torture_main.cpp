@@ -319,29 +319,6 @@ void pause_clients(std::stop_token stop, worker_pool& workers, torture_cluster& 
   }
 }
 
-// Writes on every node the fencing state a bootstrap ends with (valid, for
-// the node's current run, no counter: the field names of
-// src/detail/commands.cpp's scripts). The library's own bootstrap
-// (docs/fencing.md) can wedge when many clients start at once: after two
-// nodes were seeded, a failed attempt raises counters on them, so the other
-// three see neither a valid quorum nor an all-zero state and are never
-// seeded. Nodes killed later still lose this state and are re-seeded by
-// the clients.
-void seed_fencing_state(torture_cluster& cluster) {
-  for (std::size_t n = 0; n < cluster.size(); ++n) {
-    const auto info = cluster.admin(n).command({"INFO", "server"});
-    const auto at = info.text.find("run_id:");
-    if (at == std::string::npos) throw std::runtime_error("INFO server without run_id");
-    const auto id = info.text.substr(at + 7, info.text.find_first_of("\r\n", at) - at - 7);
-    const auto reply = cluster.admin(n).command(
-        {"HSET", "redlock:fencing", "floor", "0", "max", "0", "seen", id, "valid", "1"});
-    if (reply.type != redlock::test::admin_client::reply::kind::integer) {
-      throw std::runtime_error("seeding the fencing state failed: " + reply.text);
-    }
-  }
-  fmt::print("fencing state seeded on every node\n");
-}
-
 // What the client processes do and under which faults: the random schedule
 // or a plan.
 struct run_setup {
@@ -359,7 +336,6 @@ struct run_setup {
   bool standing_faults = false;
   /// SIGSTOP of client processes: each for first .. second (none if 0).
   std::pair<milliseconds, milliseconds> client_pause{};
-  bool seed_fencing = false;  ///< The clients' locks are fenced.
 };
 
 run_setup random_setup(const options& opt, std::uint64_t seed) {
@@ -396,7 +372,6 @@ run_setup plan_setup(const options& opt, const plan_info& plan, std::uint64_t se
   setup.proxy_sets = plan.proxy_sets;
   setup.standing_faults = !plan.node_pauses_and_kills;
   setup.client_pause = plan.client_pause;
-  setup.seed_fencing = plan.workload.fenced_locks;
   setup.settle = 1s;
   return setup;
 }
@@ -426,8 +401,6 @@ std::vector<std::string> run_workers(const options& opt, std::uint64_t seed,
     fmt::print("lock nodes (proxy set {}): {}\n", set, join_ports(cluster.proxy_ports(set)));
   }
   fmt::print("store: {}\n", cluster.store_port());
-
-  if (setup.seed_fencing) seed_fencing_state(cluster);
 
   worker_pool workers;
   for (int k = 0; k < setup.clients; ++k) {
