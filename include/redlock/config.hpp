@@ -149,7 +149,7 @@ struct lock_options {
   /// See docs/usage.md, "Reentrant locks", for what the nodes keep and what
   /// happens when a minority disagrees.
   std::string reentrant_owner{};
-  /// Fencing (docs/safety.md, "Fencing tokens"): the acquisition also gets
+  /// Fencing (docs/fencing.md): the acquisition also gets
   /// a 64-bit fencing token per resource (lock::fence(), lock::fences()),
   /// larger than the token of every fenced acquisition of the resource that
   /// completed before this one began, whatever the timing (pauses, expired
