@@ -7,6 +7,7 @@
 #include "stats.hpp"
 
 #include <fmt/format.h>
+#include <hiredis.h>
 #include <sys/resource.h>
 #include <unistd.h>
 #include <boost/asio/co_spawn.hpp>
@@ -14,13 +15,18 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include <algorithm>
 #include <array>
+#include <cstdint>
 #include <cstdio>
 #include <exception>
 #include <fstream>
 #include <limits>
+#include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace asio = boost::asio;
@@ -45,7 +51,19 @@ struct options {
   milliseconds hold{1};
   /// "none", or "noop": an observer that does nothing, to price the hooks.
   std::string observer = "none";
+  /// Fenced acquires (lock_options::fenced).
+  bool fenced = false;
+  /// "none"; "one": node 0's fencing floor far above the others', so a
+  /// quorum that counts node 0 disagrees; "all": every node's floor apart,
+  /// so every quorum disagrees. Implies fenced.
+  std::string fence_disagree = "none";
 };
+
+/// Where every node keeps its fencing state (docs/fencing.md).
+constexpr const char* fencing_state_key = "redlock:fencing";
+/// How far apart --fence-disagree puts the floors: far more than a run's
+/// acquires, far less than the 2^53 the scripts handle exactly.
+constexpr std::uint64_t floor_gap = 1'000'000'000'000;
 
 /// Overrides every hook with nothing: what installing an observer costs.
 struct noop_observer final : redlock::observer {
@@ -98,12 +116,29 @@ void add_options(CLI::App& app, options& o) {
                  "none, or noop: install an observer that does nothing (the hooks' cost)")
       ->check(CLI::IsMember({"none", "noop"}))
       ->capture_default_str();
+  app.add_flag("--fenced", o.fenced,
+               "Fenced acquires (lock_options::fenced; max_fenced_ttl = --ttl). A first fenced "
+               "acquire seeds the nodes' fencing state (about --ttl) before the warm-up");
+  app.add_option("--fence-disagree", o.fence_disagree,
+                 "Make the nodes' fencing counters disagree before the warm-up (implies --fenced; "
+                 "latency and throughput): one: node 0's floor far above the others', so quorums "
+                 "that count node 0 take the write-back; all: every node's floor apart, so every "
+                 "acquire takes it")
+      ->check(CLI::IsMember({"none", "one", "all"}))
+      ->capture_default_str();
 }
 
 /// What is wrong with the options taken together, if anything.
 std::optional<std::string> command_line_problem(const options& o) {
   if (o.nodes.empty()) return "--nodes is required";
   if (o.duration <= milliseconds::zero()) return "--duration must be positive";
+  if (o.fence_disagree != "none") {
+    if (o.kind == workload::contention)
+      return "--fence-disagree needs a workload that locks fresh resources (latency, throughput)";
+    for (const auto& node : o.nodes) {
+      if (node.tls.enabled) return "--fence-disagree sets the nodes up over plain TCP, not TLS";
+    }
+  }
   return std::nullopt;
 }
 
@@ -133,6 +168,84 @@ long current_rss_kb() {
   return resident * (::sysconf(_SC_PAGESIZE) / 1024);
 }
 
+/// A plain hiredis connection to one node, for setting the nodes up and
+/// reading their counters around the run (never while measuring).
+class setup_connection {
+ public:
+  explicit setup_connection(const redlock::node_config& node)
+      : endpoint_(fmt::format("{}:{}", node.host, node.port)) {
+    timeval timeout{5, 0};
+    context_.reset(::redisConnectWithTimeout(node.host.c_str(), node.port, timeout));
+    if (!context_ || context_->err) {
+      throw std::runtime_error(fmt::format("{}: cannot connect: {}", endpoint_,
+                                           context_ ? context_->errstr : "out of memory"));
+    }
+    ::redisSetTimeout(context_.get(), timeout);
+    if (!node.password.empty()) {
+      if (node.username.empty()) {
+        command({"AUTH", node.password});
+      } else {
+        command({"AUTH", node.username, node.password});
+      }
+    }
+    if (node.database != 0) command({"SELECT", std::to_string(node.database)});
+  }
+
+  /// The reply to one command; throws on a failed connection or an error reply.
+  std::string command(const std::vector<std::string>& words) {
+    std::vector<const char*> argv;
+    std::vector<std::size_t> lengths;
+    for (const auto& w : words) {
+      argv.push_back(w.data());
+      lengths.push_back(w.size());
+    }
+    const std::unique_ptr<redisReply, void (*)(void*)> reply(
+        static_cast<redisReply*>(::redisCommandArgv(context_.get(), static_cast<int>(argv.size()),
+                                                    argv.data(), lengths.data())),
+        ::freeReplyObject);
+    if (!reply) throw std::runtime_error(fmt::format("{}: {}", endpoint_, context_->errstr));
+    const std::string text(reply->str ? std::string(reply->str, reply->len) : std::string());
+    if (reply->type == REDIS_REPLY_ERROR) {
+      throw std::runtime_error(fmt::format("{}: {}: {}", endpoint_, words.front(), text));
+    }
+    if (reply->type == REDIS_REPLY_INTEGER) return std::to_string(reply->integer);
+    return text;
+  }
+
+  /// Scripts the node has run (EVAL and EVALSHA calls) since it started.
+  std::uint64_t scripts_run() {
+    const auto info = command({"INFO", "commandstats"});
+    std::uint64_t total = 0;
+    for (const std::string_view name : {"cmdstat_eval:calls=", "cmdstat_evalsha:calls="}) {
+      const auto at = info.find(name);
+      if (at != std::string::npos) total += std::stoull(info.substr(at + name.size()));
+    }
+    return total;
+  }
+
+ private:
+  std::string endpoint_;
+  std::unique_ptr<redisContext, void (*)(redisContext*)> context_{nullptr, ::redisFree};
+};
+
+/// Raises the nodes' fencing floors (and max) so that fenced acquires of
+/// fresh resources get different counters from different nodes: above the
+/// largest counter any node holds, node 0 by floor_gap more than the rest
+/// ("one"), or node i by i * floor_gap ("all"). Floors only grow, as the
+/// library's own re-seeding does them, so no fence is reused.
+void spread_fencing_floors(std::vector<setup_connection>& nodes, const std::string& how) {
+  std::uint64_t top = 0;
+  for (auto& node : nodes) {
+    const auto max = node.command({"HGET", fencing_state_key, "max"});
+    if (!max.empty()) top = std::max<std::uint64_t>(top, std::stoull(max));
+  }
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    const std::uint64_t step = how == "all" ? i : (i == 0 ? 1 : 0);
+    const auto floor = std::to_string(top + step * floor_gap);
+    nodes[i].command({"HSET", fencing_state_key, "floor", floor, "max", floor});
+  }
+}
+
 struct run {
   run(const options& o, redlock::client& l) : opts(o), locks(l) {}
 
@@ -145,6 +258,8 @@ struct run {
   samples release_ms;
   samples wait_ms;
   std::uint64_t cycles = 0;
+  /// Acquire-release cycles done, warm-up included (what the nodes ran).
+  std::uint64_t all_cycles = 0;
   std::uint64_t errors = 0;
   std::uint64_t next_resource = 0;
   int holders = 0;
@@ -163,6 +278,7 @@ struct run {
 asio::awaitable<void> cycle_worker(run& r) {
   redlock::lock_options lock_opts;
   lock_opts.ttl = r.opts.ttl;
+  lock_opts.fenced = r.opts.fenced;
   lock_opts.retry = redlock::retry_policy::try_once();
   redlock::error_code ec;
   while (redlock::clock::now() < r.stop_at) {
@@ -178,6 +294,7 @@ asio::awaitable<void> cycle_worker(run& r) {
     co_await r.locks.async_release(held, asio::redirect_error(asio::use_awaitable, ec));
     const auto t2 = redlock::clock::now();
     if (ec) r.failed(ec);
+    ++r.all_cycles;
     if (r.measuring(t0)) {
       r.acquire_ms.add(t1 - t0);
       r.release_ms.add(t2 - t1);
@@ -190,6 +307,7 @@ asio::awaitable<void> cycle_worker(run& r) {
 asio::awaitable<void> contention_worker(run& r) {
   redlock::lock_options lock_opts;
   lock_opts.ttl = r.opts.ttl;
+  lock_opts.fenced = r.opts.fenced;
   lock_opts.retry = redlock::retry_policy::exponential(1ms, 50ms, 0, 0.5);
   lock_opts.wait_timeout = 10s;
   asio::steady_timer hold(co_await asio::this_coro::executor);
@@ -221,6 +339,22 @@ asio::awaitable<void> contention_worker(run& r) {
   }
 }
 
+// One fenced acquire and release, waiting as long as the nodes' first
+// seeding takes (docs/fencing.md, "First use": max_fenced_ttl x 1.01 plus a
+// request timeout), so that the measured acquires find valid state.
+asio::awaitable<void> seed_fencing(redlock::client& locks, const options& o,
+                                   redlock::error_code& ec) {
+  redlock::lock_options lock_opts;
+  lock_opts.ttl = o.ttl;
+  lock_opts.fenced = true;
+  lock_opts.retry = redlock::retry_policy::exponential(50ms, 1s, 0, 0.5);
+  lock_opts.wait_timeout = 2 * o.ttl + 5s;
+  auto held = co_await locks.async_acquire("fencing-seed", lock_opts,
+                                           asio::redirect_error(asio::use_awaitable, ec));
+  if (ec) co_return;
+  co_await locks.async_release(held, asio::redirect_error(asio::use_awaitable, ec));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -244,6 +378,8 @@ int main(int argc, char** argv) {
   // the warning would only clutter the output.
   config.warn_without_aof = false;
   if (opts.observer == "noop") config.observer = std::make_shared<noop_observer>();
+  if (opts.fence_disagree != "none") opts.fenced = true;
+  if (opts.fenced) config.max_fenced_ttl = opts.ttl;
 
   asio::io_context io(1);
   std::optional<redlock::client> locks;
@@ -253,6 +389,41 @@ int main(int argc, char** argv) {
     std::string what = e.what();
     if (what.starts_with("redlock: ")) what.erase(0, 9);  // our own line says it
     return args::usage_error(app, "--nodes: " + what);
+  }
+
+  // Fenced: get the nodes' fencing state seeded first, then (maybe) make the
+  // counters disagree, and read how many scripts each node has run so far.
+  double seed_s = 0;
+  std::vector<setup_connection> setup;
+  std::vector<std::uint64_t> scripts_before;
+  const bool count_scripts = opts.fenced && opts.kind != workload::contention;
+  if (opts.fenced) {
+    redlock::error_code ec;
+    bool seeded = false;
+    const auto t0 = redlock::clock::now();
+    asio::co_spawn(io, seed_fencing(*locks, opts, ec), [&](std::exception_ptr) { seeded = true; });
+    while (!seeded) io.run_one();
+    seed_s = std::chrono::duration<double>(redlock::clock::now() - t0).count();
+    if (ec) {
+      fmt::print(stderr, "redlock-bench: the first fenced acquire failed: {}\n", ec.message());
+      return 1;
+    }
+    fmt::print(stderr, "redlock-bench: first fenced acquire (fencing state seeded) in {:.2f} s\n",
+               seed_s);
+  }
+  if (count_scripts) {
+    bool plain_tcp = true;
+    for (const auto& node : opts.nodes) plain_tcp = plain_tcp && !node.tls.enabled;
+    try {
+      if (plain_tcp) {
+        for (const auto& node : opts.nodes) setup.emplace_back(node);
+        if (opts.fence_disagree != "none") spread_fencing_floors(setup, opts.fence_disagree);
+        for (auto& node : setup) scripts_before.push_back(node.scripts_run());
+      }
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "redlock-bench: setting the nodes up: {}\n", e.what());
+      return 1;
+    }
   }
 
   const auto start = redlock::clock::now();
@@ -299,17 +470,47 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "redlock-bench: {} errors, first: {}\n", r.errors, r.first_error);
 
   std::string extra;
+  if (opts.fenced) {
+    // Every cycle runs one script per node for the acquire and one for the
+    // release; a write-back runs one more on every node. So the scripts a
+    // node ran beyond two per cycle are the write-backs (exact when no
+    // acquire failed: a failed one runs its own and its undo's).
+    std::string write_backs = "null";
+    std::string fraction = "null";
+    std::string scripts_per_cycle = "null";
+    std::uint64_t ran = 0;
+    if (!scripts_before.empty() && r.all_cycles > 0) {
+      try {
+        for (std::size_t i = 0; i < setup.size(); ++i)
+          ran += setup[i].scripts_run() - scripts_before[i];
+      } catch (const std::exception& e) {
+        fmt::print(stderr, "redlock-bench: reading the nodes' script counts: {}\n", e.what());
+        ran = 0;
+      }
+    }
+    if (ran > 0) {
+      const double per_node = static_cast<double>(ran) / static_cast<double>(setup.size());
+      const double backs = per_node - 2.0 * static_cast<double>(r.all_cycles);
+      scripts_per_cycle = fmt::format("{:.3f}", per_node / static_cast<double>(r.all_cycles));
+      write_backs = fmt::format("{:.0f}", backs);
+      fraction = fmt::format("{:.4f}", backs / static_cast<double>(r.all_cycles));
+    }
+    extra += fmt::format(
+        R"(,"fence_disagree":"{}","fence_seed_s":{:.2f},"all_cycles":{},)"
+        R"("scripts_per_node_per_cycle":{},"write_backs":{},"write_back_fraction":{})",
+        opts.fence_disagree, seed_s, r.all_cycles, scripts_per_cycle, write_backs, fraction);
+  }
   if (opts.kind == workload::contention) {
-    extra = fmt::format(R"(,"acquisitions_per_s":{:.1f},"wait_ms":{},"overlap_violations":{})",
-                        static_cast<double>(r.cycles) / seconds, r.wait_ms.json(), r.overlaps);
+    extra += fmt::format(R"(,"acquisitions_per_s":{:.1f},"wait_ms":{},"overlap_violations":{})",
+                         static_cast<double>(r.cycles) / seconds, r.wait_ms.json(), r.overlaps);
   }
   fmt::print(
-      R"({{"workload":"{}","observer":"{}","concurrency":{},"duration_s":{:.1f},"cycles":{},"cycles_per_s":{:.1f},)"
+      R"({{"workload":"{}","observer":"{}","fenced":{},"concurrency":{},"duration_s":{:.1f},"cycles":{},"cycles_per_s":{:.1f},)"
       R"("acquire_ms":{},"release_ms":{},"errors":{},"client_cpu_s":{{"user":{:.3f},"system":{:.3f}}},)"
       R"("client_cpu_s_per_1000_cycles":{:.4f},"allocations_per_cycle":{:.1f},)"
       R"("max_rss_kb":{},"rss_kb_after_warmup":{},"rss_kb_end":{}{}}})"
       "\n",
-      name_of(opts.kind), opts.observer, opts.concurrency, seconds, r.cycles,
+      name_of(opts.kind), opts.observer, opts.fenced, opts.concurrency, seconds, r.cycles,
       static_cast<double>(r.cycles) / seconds, r.acquire_ms.json(), r.release_ms.json(), r.errors,
       user, system, r.cycles == 0 ? 0.0 : (user + system) * 1000.0 / static_cast<double>(r.cycles),
       r.cycles == 0 ? 0.0 : static_cast<double>(allocations) / static_cast<double>(r.cycles),
