@@ -29,9 +29,7 @@ const std::string& lock::token() const noexcept { return state_ ? state_->token 
 
 bool lock::fenced() const noexcept { return state_ && !state_->fences.empty(); }
 
-std::uint64_t lock::fence() const noexcept {
-  return fenced() ? state_->fences.front() : 0;
-}
+std::uint64_t lock::fence() const noexcept { return fenced() ? state_->fences.front() : 0; }
 
 const std::vector<std::uint64_t>& lock::fences() const noexcept {
   static const std::vector<std::uint64_t> none;

@@ -50,9 +50,9 @@ lock adopted(session& s, const token_arguments& arguments) {
 }  // namespace
 
 int run_acquire(session& s, const token_arguments& arguments) {
-  auto options = with_wait(s.lock_options_for(arguments.resource, arguments.ttl,
-                                              arguments.lock_delay, arguments.fence),
-                           arguments.wait, arguments.waiting);
+  auto options = with_wait(
+      s.lock_options_for(arguments.resource, arguments.ttl, arguments.lock_delay, arguments.fence),
+      arguments.wait, arguments.waiting);
   std::stop_source stop;
   options.stop = stop.get_token();
   int interrupted_by = 0;

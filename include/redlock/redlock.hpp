@@ -8,8 +8,8 @@
 #include <redlock/error.hpp>
 #include <redlock/fencing.hpp>
 #include <redlock/keeper.hpp>
-#include <redlock/lease_token.hpp>
 #include <redlock/leader.hpp>
+#include <redlock/lease_token.hpp>
 #include <redlock/lock.hpp>
 #include <redlock/observer.hpp>
 #include <redlock/periodic.hpp>

@@ -38,22 +38,22 @@ std::string_view acquire_all_script() {
 // hold was released while others remained, so whoever removes the last one,
 // an undo included, must announce it). A value that is no timestamp was
 // written by an earlier version (which stored '1'): live while the key is.
-#define REDLOCK_REENTRANT_HEAD                                               \
-  "local t = redis.call('time')\n"                                           \
-  "local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n"  \
-  "local function prune(key)\n"                                              \
-  "  local fields = redis.call('hgetall', key)\n"                            \
-  "  local latest = 0\n"                                                     \
-  "  for i = 1, #fields, 2 do\n"                                             \
+#define REDLOCK_REENTRANT_HEAD                                                              \
+  "local t = redis.call('time')\n"                                                          \
+  "local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n"                 \
+  "local function prune(key)\n"                                                             \
+  "  local fields = redis.call('hgetall', key)\n"                                           \
+  "  local latest = 0\n"                                                                    \
+  "  for i = 1, #fields, 2 do\n"                                                            \
   "    if fields[i] ~= 'owner' and fields[i] ~= 'released' and fields[i] ~= 'fence' then\n" \
-  "      local expiry = tonumber(fields[i + 1]) or 0\n"                      \
-  "      if expiry < 1e12 then expiry = now + redis.call('pttl', key) end\n" \
-  "      if expiry <= now then redis.call('hdel', key, fields[i])\n"         \
-  "      elseif expiry > latest then latest = expiry end\n"                  \
-  "    end\n"                                                                \
-  "  end\n"                                                                  \
-  "  return latest\n"                                                        \
-  "end\n"                                                                    \
+  "      local expiry = tonumber(fields[i + 1]) or 0\n"                                     \
+  "      if expiry < 1e12 then expiry = now + redis.call('pttl', key) end\n"                \
+  "      if expiry <= now then redis.call('hdel', key, fields[i])\n"                        \
+  "      elseif expiry > latest then latest = expiry end\n"                                 \
+  "    end\n"                                                                               \
+  "  end\n"                                                                                 \
+  "  return latest\n"                                                                       \
+  "end\n"                                                                                   \
   "local function ms(n) return string.format('%.0f', n) end\n"
 
 std::string_view reentrant_acquire_script() {
@@ -169,27 +169,27 @@ std::string_view reentrant_release_script() {
 // Shared head of the fenced scripts (KEYS[#KEYS] is the state): a node
 // whose state is not valid records the loss (the id ARGV[1], with the
 // server's run id) unless one is recorded, and answers "lost <id>".
-#define REDLOCK_FENCED_HEAD                                                        \
-  "local state = KEYS[#KEYS]\n"                                                    \
-  "if redis.call('hexists', state, 'valid') == 0 then\n"                           \
-  "  local lost = redis.call('hget', state, 'lost')\n"                             \
-  "  if not lost then\n"                                                           \
-  "    local info = redis.pcall('info', 'server')\n"                               \
-  "    local run = type(info) == 'string' and string.match(info, 'run_id:(%w+)')\n" \
-  "    lost = ARGV[1]\n"                                                           \
+#define REDLOCK_FENCED_HEAD                                                            \
+  "local state = KEYS[#KEYS]\n"                                                        \
+  "if redis.call('hexists', state, 'valid') == 0 then\n"                               \
+  "  local lost = redis.call('hget', state, 'lost')\n"                                 \
+  "  if not lost then\n"                                                               \
+  "    local info = redis.pcall('info', 'server')\n"                                   \
+  "    local run = type(info) == 'string' and string.match(info, 'run_id:(%w+)')\n"    \
+  "    lost = ARGV[1]\n"                                                               \
   "    redis.call('hset', state, 'lost', lost, 'seen', run or ('unknown:' .. lost))\n" \
-  "  end\n"                                                                        \
-  "  return 'lost ' .. lost\n"                                                     \
-  "end\n"                                                                          \
-  "local function num(v) return tonumber(v or '0') or 0 end\n"                     \
-  "local function ms(n) return string.format('%.0f', n) end\n"                     \
-  "local floor = num(redis.call('hget', state, 'floor'))\n"                        \
-  "local top = num(redis.call('hget', state, 'max'))\n"                            \
-  "local function issue(key)\n"                                                    \
-  "  local c = math.max(num(redis.call('hget', state, 'c:' .. key)), floor) + 1\n" \
-  "  redis.call('hset', state, 'c:' .. key, ms(c))\n"                              \
-  "  if c > top then top = c end\n"                                                \
-  "  return c\n"                                                                   \
+  "  end\n"                                                                            \
+  "  return 'lost ' .. lost\n"                                                         \
+  "end\n"                                                                              \
+  "local function num(v) return tonumber(v or '0') or 0 end\n"                         \
+  "local function ms(n) return string.format('%.0f', n) end\n"                         \
+  "local floor = num(redis.call('hget', state, 'floor'))\n"                            \
+  "local top = num(redis.call('hget', state, 'max'))\n"                                \
+  "local function issue(key)\n"                                                        \
+  "  local c = math.max(num(redis.call('hget', state, 'c:' .. key)), floor) + 1\n"     \
+  "  redis.call('hset', state, 'c:' .. key, ms(c))\n"                                  \
+  "  if c > top then top = c end\n"                                                    \
+  "  return c\n"                                                                       \
   "end\n"
 
 std::string_view fenced_acquire_script() {

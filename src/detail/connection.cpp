@@ -274,8 +274,8 @@ void connection::become_ready(bool check_ahead) {
   // Before anything else this connection sends: a restart since the node's
   // fencing state was last checked makes it lost (docs/fencing.md).
   if (!settings_.subscriber) {
-    enqueue_write(fence_restart_check_command(make_token()), [](error_code, const reply&) {},
-                  retry{}, false);
+    enqueue_write(
+        fence_restart_check_command(make_token()), [](error_code, const reply&) {}, retry{}, false);
   }
   auto queued = std::move(not_connected_);
   not_connected_.clear();

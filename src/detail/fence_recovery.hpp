@@ -33,8 +33,7 @@ std::optional<fence_reading> parse_fence_reading(std::string_view text);
 /// every other node answered (valid or not; nodes that never had state
 /// start this way) or at least a quorum of the others answered valid;
 /// nullopt when neither holds (try again later).
-std::optional<std::uint64_t> reseed_floor(std::span<const fence_reading> others,
-                                          std::size_t nodes);
+std::optional<std::uint64_t> reseed_floor(std::span<const fence_reading> others, std::size_t nodes);
 
 /// How long after a loss is first seen the node may be re-seeded: the
 /// longest fenced acquire (max_fenced_ttl, stretched by the drift factor)

@@ -249,8 +249,8 @@ TEST_CASE("cli exec: a command ignoring SIGTERM is dead before its lock's validi
   std::filesystem::remove(second_log);
   auto first = f.start({"-v", "exec", "--ttl", "3s", "--grace", "1s", "job", "--", "sh", "-c",
                         "trap '' TERM; echo started $$ >&9; "
-                        "while :; do date +%s%N >> '" + first_log.string() +
-                            "'; sleep 0.01; done"},
+                        "while :; do date +%s%N >> '" +
+                            first_log.string() + "'; sleep 0.01; done"},
                        true);
   // "acquired job (valid for N ms)": the validity ends by N ms after this read.
   // A CMD ignoring SIGTERM must not outlive a failed test either.
@@ -302,10 +302,9 @@ TEST_CASE("cli exec: a command ignoring SIGTERM is dead before its lock's validi
   const auto last_write = std::chrono::system_clock::time_point(
       std::chrono::duration_cast<std::chrono::system_clock::duration>(
           std::chrono::nanoseconds(std::stoll(last))));
-  INFO("last write " << std::chrono::duration_cast<std::chrono::milliseconds>(
-                            *validity_end - last_write)
-                            .count()
-                     << " ms before the validity's end");
+  INFO("last write "
+       << std::chrono::duration_cast<std::chrono::milliseconds>(*validity_end - last_write).count()
+       << " ms before the validity's end");
   CHECK(last_write < *validity_end);
   CHECK(std::stoll(second_start) > std::stoll(last));
   std::filesystem::remove(first_log);
@@ -318,8 +317,8 @@ TEST_CASE("cli exec: a command ignoring SIGTERM is dead before its lock's validi
 TEST_CASE("cli exec: a command ending as its lock is lost leaves nothing running",
           "[cli][exec][lost]") {
   fixture f;
-  auto cmd = f.start({"exec", "--ttl", "1s", "job", "--", "sh", "-c",
-                      "sleep 1000 & echo $! >&9; sleep 0.3"});
+  auto cmd = f.start(
+      {"exec", "--ttl", "1s", "job", "--", "sh", "-c", "sleep 1000 & echo $! >&9; sleep 0.3"});
   const auto leftover = std::stoi(cmd.read_line());
   // redlock is paused past its lock's validity (the key has gone from every
   // node); CMD ends meanwhile, its leftover does not.
@@ -341,8 +340,8 @@ TEST_CASE("cli exec: a command ending as its lock is lost leaves nothing running
 
 TEST_CASE("cli exec --max-hold ends the command as a lost lock", "[cli][exec]") {
   fixture f;
-  auto cmd = f.start({"exec", "--ttl", "1s", "--max-hold", "1500ms", "--grace", "300ms", "job", "--",
-                      "sh", "-c", "echo $$ >&9; exec sleep 60"});
+  auto cmd = f.start({"exec", "--ttl", "1s", "--max-hold", "1500ms", "--grace", "300ms", "job",
+                      "--", "sh", "-c", "echo $$ >&9; exec sleep 60"});
   CHECK(std::stoi(cmd.read_line()) > 0);
   const auto done = cmd.wait(10s);
   INFO(done.err);

@@ -96,7 +96,7 @@ TEST_CASE("fenced acquire: a write-back short of a majority undoes the attempt",
   const auto undo = fsm.on_written(1, 2, lost(), t0 + 2ms);
   REQUIRE(undo.what == kind::undo);
   CHECK(undo.undo == std::vector<undo_role>{undo_role::send_and_await, undo_role::send_and_await,
-                                             undo_role::send});
+                                            undo_role::send});
   const auto done = fsm.on_undone(t0 + 3ms);
   CHECK(done.what == kind::complete);
   CHECK(done.error == errc::quorum_unreachable);
