@@ -226,7 +226,11 @@ std::string_view fenced_reentrant_acquire_script() {
       "local out = 'ok'\n"
       "for i = 1, #KEYS - 1 do\n"
       "  local fence = num(redis.call('hget', KEYS[i], 'fence'))\n"
-      "  if latest[i] == 0 or fence == 0 then\n"
+      // A stored fence below the node's counter (or floor): another owner
+      // got a larger fence here since (written back while this hold lived
+      // only on a minority), so this is no longer the same hold's fence.
+      "  if latest[i] == 0 or fence == 0 or\n"
+      "      fence < math.max(num(redis.call('hget', state, 'c:' .. KEYS[i])), floor) then\n"
       "    fence = issue(KEYS[i])\n"
       "    redis.call('hset', KEYS[i], 'fence', ms(fence))\n"
       "  end\n"

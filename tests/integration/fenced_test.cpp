@@ -217,3 +217,56 @@ TEST_CASE("fenced acquires refuse a TTL above max_fenced_ttl and the state's key
   CHECK(acquire(e.io, locks, "redlock:fencing", once()).ec == errc::reserved_key);
   CHECK(acquire(e.io, locks, "redlock:fencing", fenced()).ec == errc::reserved_key);
 }
+
+// Review finding: a reentrant re-entry answers the fence stored in its hash
+// even when a larger fence was issued on that node since (written back by
+// another owner's acquire, which completed while this owner's hold survived
+// only on a minority). Reached without any crash:
+//   - owner O holds "res" (fence f); its hold lapses on nodes 1 and 2 but
+//     lives on node 0 (its last extension reached only node 0);
+//   - failed attempts pumped node 2's counter (to 20);
+//   - B acquires: node 0 refuses (O's hash), nodes 1 and 2 grant f+1 and 21,
+//     T = 21 is written back to nodes 0 and 2 (node 1's write-back is lost),
+//     B completes with 21 and releases;
+//   - O re-enters (node 2 down): node 0 answers its stored f, node 1 issues
+//     f+2: O gets f+2 < 21 although B completed before O began (P broken).
+TEST_CASE("a re-entry after another owner's fence gets a larger fence (review)",
+          "[integration][fencing]") {
+  env e(3);
+  fence_quickly(e.config);
+  redlock::client locks(e.io.get_executor(), e.config);
+  REQUIRE_FALSE(release(e.io, locks, acquire(e.io, locks, "res", fenced_waiting()).held).ec);
+  for (auto& a : e.admin) REQUIRE(poll_until(e.io, [&] { return valid_on(*a); }));
+  const auto key = e.key("res");
+
+  auto owned = fenced();
+  owned.reentrant_owner = "owner-O";
+  auto first = acquire(e.io, locks, "res", owned);
+  REQUIRE_FALSE(first.ec);
+  const auto f = first.held.fence();
+  // O's hold lapses on nodes 1 and 2 and lives on (much longer) on node 0.
+  e.admin[1]->command({"DEL", key});
+  e.admin[2]->command({"DEL", key});
+  const auto now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          std::chrono::system_clock::now().time_since_epoch())
+                          .count();
+  e.admin[0]->command({"HSET", key, first.held.token(), std::to_string(now_ms + 60000)});
+  e.admin[0]->command({"PEXPIRE", key, "60000"});
+  // Failed attempts on a minority pumped node 2.
+  e.admin[2]->command({"HSET", std::string(state_key), "c:" + key, "20"});
+
+  auto b = acquire(e.io, locks, "res", fenced());
+  INFO(describe_nodes(b.held));
+  REQUIRE_FALSE(b.ec);
+  const auto fb = b.held.fence();
+  CHECK(fb == 21);
+  // Node 1's write-back never arrived: its counter is what it issued to B.
+  e.admin[1]->command({"HSET", std::string(state_key), "c:" + key, std::to_string(f + 1)});
+  REQUIRE_FALSE(release(e.io, locks, b.held).ec);
+
+  e.nodes.node(2).stop();
+  auto again = acquire(e.io, locks, "res", owned);
+  INFO(describe_nodes(again.held));
+  REQUIRE_FALSE(again.ec);
+  CHECK(again.held.fence() > fb);
+}
