@@ -284,7 +284,8 @@ std::string_view fence_restart_check_script() {
 
 std::string_view fence_state_script() {
   return "local valid = redis.call('hexists', KEYS[1], 'valid')\n"
-         "return valid .. ' ' .. (redis.call('hget', KEYS[1], 'max') or '0')\n";
+         "return valid .. ' ' .. (redis.call('hget', KEYS[1], 'max') or '0') .. ' ' ..\n"
+         "  (redis.call('hget', KEYS[1], 'lost') or '-')\n";
 }
 
 std::string_view fence_reseed_script() {

@@ -68,7 +68,8 @@ std::string_view fence_write_back_script();
 /// process that last checked the state (a restart may have loaded an older
 /// snapshot). ARGV[1]: a fresh random id for the loss.
 std::string_view fence_restart_check_script();
-/// "<1 if valid, else 0> <max>"; "0 0" when the node has no state.
+/// "<1 if valid, else 0> <max> <loss id, or - when none>"; "0 0 -" when
+/// the node has no state.
 std::string_view fence_state_script();
 /// Re-seeds a node whose state is lost with id ARGV[1] from the largest
 /// `max` of the others (ARGV[2]); answers 1, or 0 when the node's loss is

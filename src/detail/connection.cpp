@@ -275,7 +275,11 @@ void connection::become_ready(bool check_ahead) {
   // fencing state was last checked makes it lost (docs/fencing.md).
   if (!settings_.subscriber) {
     enqueue_write(
-        fence_restart_check_command(make_token()), [](error_code, const reply&) {}, retry{}, false);
+        fence_restart_check_command(make_token()),
+        [this, self = shared_from_this()](error_code ec, const reply& r) {
+          on_restart_check_reply(ec, r);
+        },
+        retry{}, false);
   }
   auto queued = std::move(not_connected_);
   not_connected_.clear();
@@ -472,6 +476,20 @@ void connection::on_read(std::size_t bytes) {
     if (generation != generation_ || state_ == state::closed) return;
   }
   read();
+}
+
+void connection::on_restart_check_reply(error_code ec, const reply& r) {
+  // A server still loading a snapshot (or busy with a script) did not run
+  // the check, and would run fenced commands sent once it is done against
+  // a state nobody checked: connect again, which checks again.
+  if (ec || !r.is_error()) return;
+  if (r.text.starts_with("LOADING") || r.text.starts_with("BUSY")) {
+    settings_.log(log_level::warning,
+                  fmt::format("redlock: node {}: the fencing restart check did not run ({}); "
+                              "reconnecting",
+                              describe(), r.text));
+    fail(classify_error_reply(r.text), true);
+  }
 }
 
 void connection::fail(error_code ec, bool logged) {

@@ -167,6 +167,7 @@ class connection : public std::enable_shared_from_this<connection> {
   void read();
   void on_read(std::size_t bytes);
   /// `logged`: the caller has logged why, fail() need not.
+  void on_restart_check_reply(error_code ec, const reply& r);
   void fail(error_code ec, bool logged = false);
   void drop_socket();
   void fail_pending(error_code ec);

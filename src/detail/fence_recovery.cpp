@@ -8,14 +8,16 @@
 namespace redlock::detail {
 
 std::optional<fence_reading> parse_fence_reading(std::string_view text) {
-  if (text.size() < 3 || (text[0] != '0' && text[0] != '1') || text[1] != ' ') return {};
+  if (text.size() < 5 || (text[0] != '0' && text[0] != '1') || text[1] != ' ') return {};
   fence_reading reading;
   reading.answered = true;
   reading.valid = text[0] == '1';
-  const auto digits = text.substr(2);
-  const auto [end, parsed] =
-      std::from_chars(digits.data(), digits.data() + digits.size(), reading.max);
-  if (parsed != std::errc() || end != digits.data() + digits.size()) return {};
+  const auto rest = text.substr(2);
+  const auto [end, parsed] = std::from_chars(rest.data(), rest.data() + rest.size(), reading.max);
+  if (parsed != std::errc() || end == rest.data() + rest.size() || *end != ' ') return {};
+  const auto id = rest.substr(static_cast<std::size_t>(end - rest.data()) + 1);
+  if (id.empty()) return {};
+  if (id != "-") reading.loss_id = std::string(id);
   return reading;
 }
 
@@ -39,6 +41,17 @@ std::optional<std::uint64_t> reseed_floor(std::span<const fence_reading> others,
   // majority in a node that holds its fence.
   if (valid >= quorum_of(nodes)) return top;
   return std::nullopt;
+}
+
+bool needs_confirmation(std::span<const fence_reading> others, std::size_t nodes) {
+  const auto valid = static_cast<std::size_t>(
+      std::count_if(others.begin(), others.end(), [](const auto& r) { return r.valid; }));
+  return valid < quorum_of(nodes) && valid < others.size();
+}
+
+bool still_lost(const fence_reading& first, const fence_reading& again) {
+  return !first.loss_id.empty() && again.answered && !again.valid &&
+         again.loss_id == first.loss_id;
 }
 
 clock::duration reseed_wait(std::chrono::milliseconds max_fenced_ttl, double drift_factor,

@@ -23,9 +23,10 @@ struct fence_reading {
   bool answered = false;
   bool valid = false;
   std::uint64_t max = 0;
+  std::string loss_id;  ///< Of a node not valid; empty when it records none.
 };
 
-/// Parses "<valid> <max>"; nullopt when it is not that.
+/// Parses "<valid> <max> <loss id or ->"; nullopt when it is not that.
 std::optional<fence_reading> parse_fence_reading(std::string_view text);
 
 /// The floor to re-seed a lost node with, given the other nodes' readings
@@ -34,6 +35,16 @@ std::optional<fence_reading> parse_fence_reading(std::string_view text);
 /// start this way) or at least a quorum of the others answered valid;
 /// nullopt when neither holds (try again later).
 std::optional<std::uint64_t> reseed_floor(std::span<const fence_reading> others, std::size_t nodes);
+
+/// The readings were taken one after another, not at one moment: when the
+/// floor comes from every other node's answer (not from a quorum of valid
+/// ones) and some of them were not valid, those must be read again, and
+/// re-seeding goes on only if each is still lost with the same id
+/// (still_lost). Then there was a moment, the end of the first reads, when
+/// all of them were without their state at once, as the rule assumes.
+bool needs_confirmation(std::span<const fence_reading> others, std::size_t nodes);
+/// `again` shows the node still lost by the loss `first` saw.
+bool still_lost(const fence_reading& first, const fence_reading& again);
 
 /// How long after a loss is first seen the node may be re-seeded: the
 /// longest fenced acquire (max_fenced_ttl, stretched by the drift factor)

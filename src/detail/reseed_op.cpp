@@ -13,46 +13,65 @@ reseed_op::reseed_op(std::shared_ptr<node_set> nodes, std::size_t node, std::str
       loss_id_(std::move(loss_id)),
       timeout_(timeout),
       timer_(nodes_->strand()),
-      readings_(nodes_->size()) {}
+      first_(nodes_->size()),
+      again_(nodes_->size()) {}
 
-void reseed_op::run() {
+void reseed_op::run() { read(first_); }
+
+void reseed_op::read(std::vector<fence_reading>& into) {
   auto self = shared_from_this();
   const auto command = fence_state_command();
-  waiting_ = nodes_->size() - 1;
+  ++round_;
+  waiting_ = 0;
   for (std::size_t i = 0; i < nodes_->size(); ++i) {
-    if (i == node_) continue;
-    nodes_->node(i).send(command,
-                         [self, i](error_code ec, const reply& r) { self->on_reading(i, ec, r); });
+    // The first round reads every other node, the second those not valid.
+    if (i == node_ || (&into == &again_ && first_[i].valid)) continue;
+    ++waiting_;
+    nodes_->node(i).send(command, [self, i, round = round_, &into](error_code ec, const reply& r) {
+      if (round != self->round_) return;
+      if (!ec && r.type == reply::kind::string) {
+        if (auto reading = parse_fence_reading(r.text)) into[i] = *reading;
+      }
+      if (--self->waiting_ == 0) self->read_done();
+    });
   }
   timer_.expires_after(timeout_);
-  timer_.async_wait([self](error_code ec) {
-    if (!ec) self->decide();
+  timer_.async_wait([self, round = round_](error_code ec) {
+    if (!ec && round == self->round_) self->read_done();
   });
 }
 
-void reseed_op::on_reading(std::size_t node, error_code ec, const reply& r) {
-  if (decided_) return;
-  if (!ec && r.type == reply::kind::string) {
-    if (auto reading = parse_fence_reading(r.text)) readings_[node] = *reading;
-  }
-  if (--waiting_ == 0) decide();
-}
-
-void reseed_op::decide() {
-  if (decided_) return;
-  decided_ = true;
+void reseed_op::read_done() {
+  ++round_;  // later answers and the timer are of no use now
   timer_.cancel();
   std::vector<fence_reading> others;
-  for (std::size_t i = 0; i < readings_.size(); ++i) {
-    if (i != node_) others.push_back(readings_[i]);
+  for (std::size_t i = 0; i < first_.size(); ++i) {
+    if (i != node_) others.push_back(first_[i]);
   }
-  const auto floor = reseed_floor(others, nodes_->size());
-  if (!floor) {
-    return finish("not re-seeded yet: too few other nodes answered with valid fencing state");
+  if (!confirming_) {
+    floor_ = reseed_floor(others, nodes_->size());
+    if (!floor_) {
+      return finish("not re-seeded yet: too few other nodes answered with valid fencing state");
+    }
+    if (needs_confirmation(others, nodes_->size())) {
+      confirming_ = true;
+      return read(again_);
+    }
+  } else {
+    for (std::size_t i = 0; i < first_.size(); ++i) {
+      if (i == node_ || first_[i].valid) continue;
+      if (!still_lost(first_[i], again_[i])) {
+        return finish("not re-seeded yet: another node's fencing state changed while it was read");
+      }
+    }
   }
+  write();
+}
+
+void reseed_op::write() {
   auto self = shared_from_this();
-  nodes_->node(node_).send(fence_reseed_command(loss_id_, *floor),
-                           [self, floor = *floor](error_code ec, const reply& r) {
+  nodes_->node(node_).send(fence_reseed_command(loss_id_, *floor_),
+                           [self, floor = *floor_](error_code ec, const reply& r) {
                              if (!ec && r.type == reply::kind::integer && r.integer == 1) {
                                return self->finish(fmt::format("re-seeded (floor {})", floor));
                              }

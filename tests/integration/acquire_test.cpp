@@ -363,7 +363,8 @@ TEST_CASE("invalid lock arguments fail with their own errc without touching the 
     INFO("node " << i);
     CHECK(command_calls(*e.admin[i], "set") == 0);
     CHECK(command_calls(*e.admin[i], "evalsha") == 0);
-    CHECK(command_calls(*e.admin[i], "eval") == 0);
+    // At most the connection's own fencing restart check (docs/fencing.md).
+    CHECK(command_calls(*e.admin[i], "eval") <= 1);
     CHECK(e.admin[i]->keys(e.config.key_prefix + "*").empty());
   }
 }

@@ -187,10 +187,10 @@ TEST_CASE("fence votes: the scripts' answers", "[unit][fencing]") {
 TEST_CASE("fence recovery: re-seeding needs every other node, or a quorum of valid ones",
           "[unit][fencing]") {
   using redlock::detail::reseed_floor;
-  const fence_reading valid5{true, true, 5};
-  const fence_reading valid9{true, true, 9};
-  const fence_reading lost3{true, false, 3};
-  const fence_reading empty{true, false, 0};
+  const fence_reading valid5{true, true, 5, ""};
+  const fence_reading valid9{true, true, 9, ""};
+  const fence_reading lost3{true, false, 3, "x"};
+  const fence_reading empty{true, false, 0, "y"};
   const fence_reading silent{};
   // Five nodes: every other one answered (lost ones count: a minority at
   // most has lost its state), or a quorum (3) of the four is valid.
@@ -203,8 +203,31 @@ TEST_CASE("fence recovery: re-seeding needs every other node, or a quorum of val
   CHECK(reseed_floor(std::vector{valid5, silent}, 3) == std::nullopt);
   // Nodes that never had state: each starts from what the others have.
   CHECK(reseed_floor(std::vector{empty, empty}, 3) == 0U);
-  CHECK(reseed_floor(std::vector{fence_reading{true, true, 1}, empty}, 3) == 1U);
+  CHECK(reseed_floor(std::vector{fence_reading{true, true, 1, ""}, empty}, 3) == 1U);
   CHECK(reseed_floor(std::vector{empty, silent}, 3) == std::nullopt);
+}
+
+TEST_CASE("fence recovery: a floor from lost nodes' answers is confirmed by reading them again",
+          "[unit][fencing]") {
+  using redlock::detail::needs_confirmation;
+  using redlock::detail::still_lost;
+  const fence_reading valid5{true, true, 5, ""};
+  const fence_reading lost_a{true, false, 3, "a"};
+  const fence_reading lost_b{true, false, 0, "b"};
+  const fence_reading no_state{true, false, 0, ""};
+  // A quorum of valid others needs nothing more.
+  CHECK_FALSE(needs_confirmation(std::vector{valid5, valid5, valid5, lost_a}, 5));
+  CHECK_FALSE(needs_confirmation(std::vector{valid5, valid5}, 3));
+  // Every other node's answer, some not valid: read those again.
+  CHECK(needs_confirmation(std::vector{valid5, valid5, lost_a, lost_b}, 5));
+  CHECK(needs_confirmation(std::vector{valid5, lost_a}, 3));
+  // Still lost by the same loss: yes. Re-seeded meanwhile, lost again
+  // (another id), no answer, or no loss recorded to compare: no.
+  CHECK(still_lost(lost_a, lost_a));
+  CHECK_FALSE(still_lost(lost_a, valid5));
+  CHECK_FALSE(still_lost(lost_a, fence_reading{true, false, 0, "c"}));
+  CHECK_FALSE(still_lost(lost_a, fence_reading{}));
+  CHECK_FALSE(still_lost(no_state, no_state));
 }
 
 TEST_CASE("fence recovery: the wait counts from the first sight of each loss", "[unit][fencing]") {
@@ -222,9 +245,12 @@ TEST_CASE("fence recovery: the wait counts from the first sight of each loss", "
   CHECK(watch.seen(1, "b", t0 + 6s));
   CHECK_FALSE(watch.seen(0, "b", t0 + 6s));
   CHECK(redlock::detail::reseed_wait(10s, 0.01, 500ms) == 10s + 102ms + 500ms);
-  CHECK(redlock::detail::parse_fence_reading("1 42")->max == 42U);
-  CHECK_FALSE(redlock::detail::parse_fence_reading("1 x"));
-  CHECK_FALSE(redlock::detail::parse_fence_reading("2 1"));
+  CHECK(redlock::detail::parse_fence_reading("1 42 -")->max == 42U);
+  CHECK(redlock::detail::parse_fence_reading("1 42 -")->loss_id.empty());
+  CHECK(redlock::detail::parse_fence_reading("0 7 ab")->loss_id == "ab");
+  for (std::string_view bad : {"1 42", "1 x -", "2 1 -", "1 42 ", "1 4x -"}) {
+    CHECK_FALSE(redlock::detail::parse_fence_reading(bad));
+  }
 }
 
 }  // namespace fence_fsm_test
