@@ -50,8 +50,7 @@ bool needs_confirmation(std::span<const fence_reading> others, std::size_t nodes
 }
 
 bool still_lost(const fence_reading& first, const fence_reading& again) {
-  return !first.loss_id.empty() && again.answered && !again.valid &&
-         again.loss_id == first.loss_id;
+  return !first.loss_id.empty() && again.answered && !again.valid && again.loss_id == first.loss_id;
 }
 
 clock::duration reseed_wait(std::chrono::milliseconds max_fenced_ttl, double drift_factor,
