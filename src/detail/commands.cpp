@@ -56,22 +56,27 @@ std::string_view acquire_all_script() {
   "end\n"                                                                                   \
   "local function ms(n) return string.format('%.0f', n) end\n"
 
+// Shared by the reentrant acquires (plain and fenced; `held` is the number
+// of lock keys): every key absent, or a hash of ARGV[3] with a live hold,
+// else nil; latest[i] is the latest expiry of key i's live holds (0: none).
+#define REDLOCK_REENTRANT_CHECK                                                                 \
+  "local ttl = tonumber(ARGV[2])\n"                                                             \
+  "local latest = {}\n"                                                                         \
+  "for i = 1, held do\n"                                                                        \
+  "  local kind = redis.call('type', KEYS[i]).ok\n"                                             \
+  "  latest[i] = 0\n"                                                                           \
+  "  if kind == 'hash' then\n"                                                                  \
+  "    latest[i] = prune(KEYS[i])\n" /* Nothing live left: whoever it was, it holds nothing. */ \
+  "    if latest[i] == 0 then redis.call('del', KEYS[i])\n"                                     \
+  "    elseif redis.call('hget', KEYS[i], 'owner') ~= ARGV[3] then return false end\n"          \
+  "  elseif kind ~= 'none' then\n"                                                              \
+  "    return false\n"                                                                          \
+  "  end\n"                                                                                     \
+  "end\n"
+
 std::string_view reentrant_acquire_script() {
   return REDLOCK_REENTRANT_HEAD
-      "local ttl = tonumber(ARGV[2])\n"
-      "local latest = {}\n"
-      "for i = 1, #KEYS do\n"
-      "  local kind = redis.call('type', KEYS[i]).ok\n"
-      "  latest[i] = 0\n"
-      "  if kind == 'hash' then\n"
-      "    latest[i] = prune(KEYS[i])\n"
-      // Nothing live left: whoever it was, it holds nothing.
-      "    if latest[i] == 0 then redis.call('del', KEYS[i])\n"
-      "    elseif redis.call('hget', KEYS[i], 'owner') ~= ARGV[3] then return false end\n"
-      "  elseif kind ~= 'none' then\n"
-      "    return false\n"
-      "  end\n"
-      "end\n"
+      "local held = #KEYS\n" REDLOCK_REENTRANT_CHECK
       "for i = 1, #KEYS do\n"
       "  redis.call('hset', KEYS[i], 'owner', ARGV[3], ARGV[1], ms(now + ttl))\n"
       // The key lives as long as its longest hold; never shorter.
@@ -210,19 +215,7 @@ std::string_view fenced_reentrant_acquire_script() {
   // The reentrant acquire, and per key: a hold re-entered answers the fence
   // it stores; a new one gets a new fence, stored in the hash.
   return REDLOCK_FENCED_HEAD REDLOCK_REENTRANT_HEAD
-      "local ttl = tonumber(ARGV[2])\n"
-      "local latest = {}\n"
-      "for i = 1, #KEYS - 1 do\n"
-      "  local kind = redis.call('type', KEYS[i]).ok\n"
-      "  latest[i] = 0\n"
-      "  if kind == 'hash' then\n"
-      "    latest[i] = prune(KEYS[i])\n"
-      "    if latest[i] == 0 then redis.call('del', KEYS[i])\n"
-      "    elseif redis.call('hget', KEYS[i], 'owner') ~= ARGV[3] then return false end\n"
-      "  elseif kind ~= 'none' then\n"
-      "    return false\n"
-      "  end\n"
-      "end\n"
+      "local held = #KEYS - 1\n" REDLOCK_REENTRANT_CHECK
       "local out = 'ok'\n"
       "for i = 1, #KEYS - 1 do\n"
       "  local fence = num(redis.call('hget', KEYS[i], 'fence'))\n"
@@ -265,6 +258,7 @@ std::string_view fence_write_back_script() {
 }
 
 #undef REDLOCK_FENCED_HEAD
+#undef REDLOCK_REENTRANT_CHECK
 #undef REDLOCK_REENTRANT_HEAD
 
 // The server's run id, or one that matches no other (INFO refused).
