@@ -294,8 +294,9 @@ struct near_instance {
         [this, &book](const occurrence& due, redlock::keeper&, redlock::work_done done) {
           ++book.runs[due.id];
           timer.expires_after(50ms);
-          timer.async_wait([d = std::make_shared<redlock::work_done>(std::move(done))](
-                               error_code) { (*d)({}); });
+          timer.async_wait([d = std::make_shared<redlock::work_done>(std::move(done))](error_code) {
+            (*d)({});
+          });
         },
         [&book, index](const occurrence& due, occurrence_outcome outcome, error_code) {
           book.outcome_by_instance[due.id][index] = outcome;
@@ -387,9 +388,10 @@ void just_after_a_due_time(boost::asio::io_context& io, milliseconds period) {
 }
 }  // namespace
 
-TEST_CASE("async_claim_due: one of the callers claims the due time near now, the others find it "
-          "held",
-          "[integration][periodic]") {
+TEST_CASE(
+    "async_claim_due: one of the callers claims the due time near now, the others find it "
+    "held",
+    "[integration][periodic]") {
   env e(3);
   std::vector<std::unique_ptr<redlock::client>> callers;
   for (int i = 0; i < 3; ++i) {
@@ -427,9 +429,9 @@ TEST_CASE("async_claim_due: one of the callers claims the due time near now, the
   CHECK(winner->claim.resource() == "report:due:" + winner->due.id);
   CHECK(e.key_everywhere(e.key(winner->claim.resource()), winner->claim.token()));
   const auto due_ms = std::stoll(winner->due.id);
-  const auto now_ms = std::chrono::duration_cast<milliseconds>(
-                          redlock::wall_clock::now().time_since_epoch())
-                          .count();
+  const auto now_ms =
+      std::chrono::duration_cast<milliseconds>(redlock::wall_clock::now().time_since_epoch())
+          .count();
   CHECK(std::abs(now_ms - due_ms) <= 900 + 100 + 1000);
   // A caller after them: held elsewhere (the claim outlives every window).
   auto [late_ec, late] = run_op<error_code, redlock::due_claim>(e.io, [&](auto handler) {

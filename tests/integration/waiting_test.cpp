@@ -298,8 +298,8 @@ TEST_CASE("a blocking wait of any length is a long wait, not an overflow",
   redlock::blocking_client locks(e.config);
   auto forever = locks.try_acquire_for("endless", std::chrono::seconds::max(), once(5s));
   REQUIRE(forever.has_value());
-  auto centuries = locks.try_acquire_scoped_for("ages", std::chrono::hours(24 * 365 * 300),
-                                                once(5s));
+  auto centuries =
+      locks.try_acquire_scoped_for("ages", std::chrono::hours(24 * 365 * 300), once(5s));
   REQUIRE(centuries.has_value());
   CHECK(centuries->owns_lock());
   locks.release(*forever);

@@ -68,14 +68,15 @@ TEST_CASE("due plan: the first due time, missing one, and how long a claim lives
   // A skew of 0 still leaves the timer its lag.
   CHECK_FALSE(missed(at(day, 10h), at(day, 10h) + 20ms, 0ms, 50ms));
   // 2 * (500 + 50) ms, 1% fast node clocks, the lock's TTL as slack.
-  CHECK(claim_ttl(periodic_window(at(day, 10h), 500ms, 50ms), 500ms, 50ms, 10s, 0.01) == 1111ms + 10s);
+  CHECK(claim_ttl(periodic_window(at(day, 10h), 500ms, 50ms), 500ms, 50ms, 10s, 0.01) ==
+        1111ms + 10s);
   // Long skews: the drift term grows with them (review: 15 min, 10 s TTL).
-  CHECK(claim_ttl(periodic_window(at(day, 10h), 15min, 500ms), 15min, 500ms, 10s, 0.01) > 2 * 15min + 18s);
+  CHECK(claim_ttl(periodic_window(at(day, 10h), 15min, 500ms), 15min, 500ms, 10s, 0.01) >
+        2 * 15min + 18s);
   CHECK(due_id(wall_clock::time_point(1234567ms)) == "1234567");
 }
 
-TEST_CASE("due plan: claim windows, the due time near now, the shortest gap",
-          "[unit][schedule]") {
+TEST_CASE("due plan: claim windows, the due time near now, the shortest gap", "[unit][schedule]") {
   using namespace redlock::detail;
   const auto d = at(day, 10h);
   const auto periodic = periodic_window(d, 500ms, 50ms);
