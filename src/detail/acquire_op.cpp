@@ -125,26 +125,40 @@ void acquire_op::send_attempt(const acquire_fsm::action& next) {
   if (auto* watching = nodes_->observer(); watching && attempt > 1) {
     watching->on_retry(resource_name(), attempt, last_failure_);
   }
-  if (options_.fenced) return send_fenced_attempt(next);
   // The keys outlive the validity by the lock-delay (the rounds still count
   // from the TTL alone).
-  const auto command = acquire_command(keys_, token_, options_.ttl + options_.lock_delay);
+  const auto key_ttl = options_.ttl + options_.lock_delay;
+  const auto command = options_.fenced ? fenced_acquire_command(keys_, token_, key_ttl)
+                                       : acquire_command(keys_, token_, key_ttl);
   auto self = shared_from_this();
   for (std::size_t i = 0; i < nodes_->size(); ++i) {
-    nodes_->node(i).send(command, [self, attempt, i, sent = attempt_start_](error_code ec,
-                                                                            const reply& r) {
-      const auto v = acquire_vote(ec, r);
-      self->report_node(operation_kind::acquire, i, as_outcome(v), sent);
-      if (self->completed()) {
-        if (self->granted_ && attempt == self->fsm_.attempt() && v.what == vote::kind::refused) {
-          self->granted_->held_elsewhere_on(i);
-        }
-        return;
-      }
-      self->execute(self->fsm_.on_vote(attempt, i, v, clock::now()));
-    });
+    nodes_->node(i).send(command,
+                         [self, attempt, i, sent = attempt_start_](error_code ec, const reply& r) {
+                           self->on_attempt_reply(attempt, i, sent, ec, r);
+                         });
   }
   arm_timer(next.at, next.timer_id);
+}
+
+void acquire_op::on_attempt_reply(std::uint64_t attempt, std::size_t node, clock::time_point sent,
+                                  error_code ec, const reply& r) {
+  fenced_vote answer;
+  if (options_.fenced) {
+    answer = fenced_acquire_vote(ec, r, keys_.keys.size());
+  } else {
+    answer.decision = acquire_vote(ec, r);
+  }
+  report_node(operation_kind::acquire, node, as_outcome(answer.decision), sent);
+  if (!answer.loss_id.empty()) nodes_->fence_loss_seen(nodes_, node, answer.loss_id);
+  if (completed()) {
+    if (granted_ && attempt == fsm_.attempt() && answer.decision.what == vote::kind::refused) {
+      granted_->held_elsewhere_on(node);
+    }
+    return;
+  }
+  const auto now = clock::now();
+  execute(options_.fenced ? fsm_.on_vote(attempt, node, answer.decision, answer.fences, now)
+                          : fsm_.on_vote(attempt, node, answer.decision, now));
 }
 
 error_code acquire_op::validate_fencing() const {
@@ -155,29 +169,6 @@ error_code acquire_op::validate_fencing() const {
     if (key == fencing_state_key) return errc::reserved_key;
   }
   return {};
-}
-
-void acquire_op::send_fenced_attempt(const acquire_fsm::action& next) {
-  const auto attempt = fsm_.attempt();
-  const auto command = fenced_acquire_command(keys_, token_, options_.ttl + options_.lock_delay);
-  auto self = shared_from_this();
-  for (std::size_t i = 0; i < nodes_->size(); ++i) {
-    nodes_->node(i).send(command, [self, attempt, i, sent = attempt_start_](error_code ec,
-                                                                            const reply& r) {
-      auto answer = fenced_acquire_vote(ec, r, self->keys_.keys.size());
-      self->report_node(operation_kind::acquire, i, as_outcome(answer.decision), sent);
-      if (!answer.loss_id.empty()) self->nodes_->fence_loss_seen(self->nodes_, i, answer.loss_id);
-      if (self->completed()) {
-        if (self->granted_ && attempt == self->fsm_.attempt() &&
-            answer.decision.what == vote::kind::refused) {
-          self->granted_->held_elsewhere_on(i);
-        }
-        return;
-      }
-      self->execute(self->fsm_.on_vote(attempt, i, answer.decision, answer.fences, clock::now()));
-    });
-  }
-  arm_timer(next.at, next.timer_id);
 }
 
 void acquire_op::write_back(const acquire_fsm::action& next) {

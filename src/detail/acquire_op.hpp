@@ -33,7 +33,9 @@ class acquire_op final : public operation<acquire_op, error_code, redlock::lock>
   void cancel() override;
   void execute(acquire_fsm::action next);
   void send_attempt(const acquire_fsm::action& next);
-  void send_fenced_attempt(const acquire_fsm::action& next);
+  /// A node's answer to attempt number `attempt`, sent at `sent`.
+  void on_attempt_reply(std::uint64_t attempt, std::size_t node, clock::time_point sent,
+                        error_code ec, const reply& r);
   /// Sends the attempt's fences to every node (acquire_fsm's write_back).
   void write_back(const acquire_fsm::action& next);
   error_code validate_fencing() const;
