@@ -339,3 +339,36 @@ TEST_CASE("a restart check refused by a write error does not let fenced commands
     return !valid_on(*e.admin[1]);
   }));
 }
+
+// Review finding (review21): the scripts count fences in Lua numbers
+// (doubles), so past 2^53 - 1 a counter no longer grows: 2^53 + 1 rounds to
+// 2^53, and two acquires one after the other get the same fence (P broken);
+// and fenced_set_script() refuses any fence above 2^53 - 1 anyway. The
+// nodes must refuse to issue such fences rather than hand them out.
+TEST_CASE("fences stop at 2^53 - 1 instead of repeating (review)", "[integration][fencing]") {
+  env e(3);
+  fence_quickly(e.config);
+  redlock::client locks(e.io.get_executor(), e.config);
+  REQUIRE_FALSE(release(e.io, locks, acquire(e.io, locks, "big", fenced_waiting()).held).ec);
+  for (auto& a : e.admin) REQUIRE(poll_until(e.io, [&] { return valid_on(*a); }));
+  const auto key = e.key("big");
+  const std::string near = std::to_string(redlock::max_script_fence - 1);
+  for (auto& a : e.admin) {
+    a->command({"HSET", std::string(state_key), "c:" + key, near, "max", near});
+  }
+  std::uint64_t last = 0;
+  for (int i = 0; i < 3; ++i) {
+    auto got = acquire(e.io, locks, "big", fenced());
+    INFO("acquire " << i << ": " << describe_nodes(got.held));
+    if (i == 0) {
+      REQUIRE_FALSE(got.ec);
+      CHECK(got.held.fence() == redlock::max_script_fence);
+    }
+    if (!got.ec) {
+      CHECK(got.held.fence() > last);
+      CHECK(got.held.fence() <= redlock::max_script_fence);
+      last = got.held.fence();
+      REQUIRE_FALSE(release(e.io, locks, got.held).ec);
+    }
+  }
+}
