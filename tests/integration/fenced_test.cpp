@@ -305,9 +305,8 @@ TEST_CASE("a restart check refused by a write error does not let fenced commands
   REQUIRE_FALSE(release(e.io, locks, a.held).ec);
   e.nodes.node(2).resume();
   // Node 2 ran A's late acquire (issuing 4) and then its release.
-  REQUIRE(poll_until(e.io, [&] {
-    return counter_on(*e.admin[2], key) == 4 && e.admin[2]->pttl(key) == -2;
-  }));
+  REQUIRE(poll_until(
+      e.io, [&] { return counter_on(*e.admin[2], key) == 4 && e.admin[2]->pttl(key) == -2; }));
 
   // Node 1 restarts from an older snapshot while its replica is away.
   e.admin[1]->command({"HSET", std::string(state_key), "c:" + key, "2", "seen", "an-earlier-run"});
