@@ -485,8 +485,11 @@ void connection::on_restart_check_reply(error_code ec, const reply& r) {
   // min-replicas-to-write). It would run fenced commands sent once it takes
   // them again against a state nobody checked: connect again, which checks
   // again. Only NOPERM (this user may not run EVAL or touch the state key)
-  // lets the connection go on: every fenced command is refused the same way.
-  if (ec || !r.is_error() || r.text.starts_with("NOPERM")) return;
+  // and WRONGTYPE (the state key is not a hash) let the connection go on:
+  // every fenced command is refused the same way.
+  if (ec || !r.is_error() || r.text.starts_with("NOPERM") || r.text.starts_with("WRONGTYPE")) {
+    return;
+  }
   settings_.log(log_level::warning,
                 fmt::format("redlock: node {}: the fencing restart check did not run ({}); "
                             "reconnecting",
