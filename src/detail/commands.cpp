@@ -197,8 +197,17 @@ std::string_view reentrant_release_script() {
   "  return c\n"                                                                       \
   "end\n"
 
+// Lua numbers are doubles: counters are exact up to 2^53 - 1, which is
+// also the largest fence fenced_set_script() takes. Past it max + 1 rounds
+// back, and fences would repeat: a node there issues none (an error reply).
+// Every counter and the floor are at most `top`.
+#define REDLOCK_FENCE_ROOM                                                       \
+  "if top >= 9007199254740991 then\n"                                            \
+  "  return redis.error_reply('ERR redlock: fencing counters reached 2^53-1')\n" \
+  "end\n"
+
 std::string_view fenced_acquire_script() {
-  return REDLOCK_FENCED_HEAD
+  return REDLOCK_FENCED_HEAD REDLOCK_FENCE_ROOM
       "for i = 1, #KEYS - 1 do\n"
       "  if redis.call('exists', KEYS[i]) == 1 then return false end\n"
       "end\n"
@@ -214,7 +223,7 @@ std::string_view fenced_acquire_script() {
 std::string_view fenced_reentrant_acquire_script() {
   // The reentrant acquire, and per key: a hold re-entered answers the fence
   // it stores; a new one gets a new fence, stored in the hash.
-  return REDLOCK_FENCED_HEAD REDLOCK_REENTRANT_HEAD
+  return REDLOCK_FENCED_HEAD REDLOCK_FENCE_ROOM REDLOCK_REENTRANT_HEAD
       "local held = #KEYS - 1\n" REDLOCK_REENTRANT_CHECK
       "local out = 'ok'\n"
       "for i = 1, #KEYS - 1 do\n"
@@ -257,6 +266,7 @@ std::string_view fence_write_back_script() {
       "return 1\n";
 }
 
+#undef REDLOCK_FENCE_ROOM
 #undef REDLOCK_FENCED_HEAD
 #undef REDLOCK_REENTRANT_CHECK
 #undef REDLOCK_REENTRANT_HEAD

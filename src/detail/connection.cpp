@@ -479,17 +479,22 @@ void connection::on_read(std::size_t bytes) {
 }
 
 void connection::on_restart_check_reply(error_code ec, const reply& r) {
-  // A server still loading a snapshot (or busy with a script) did not run
-  // the check, and would run fenced commands sent once it is done against
-  // a state nobody checked: connect again, which checks again.
-  if (ec || !r.is_error()) return;
-  if (r.text.starts_with("LOADING") || r.text.starts_with("BUSY")) {
-    settings_.log(log_level::warning,
-                  fmt::format("redlock: node {}: the fencing restart check did not run ({}); "
-                              "reconnecting",
-                              describe(), r.text));
-    fail(classify_error_reply(r.text), true);
+  // A server that answered the check with an error did not run it: still
+  // loading a snapshot, busy with a script, or refusing the script's first
+  // write (MISCONF after a failed save, NOREPLICAS under
+  // min-replicas-to-write). It would run fenced commands sent once it takes
+  // them again against a state nobody checked: connect again, which checks
+  // again. Only NOPERM (this user may not run EVAL or touch the state key)
+  // and WRONGTYPE (the state key is not a hash) let the connection go on:
+  // every fenced command is refused the same way.
+  if (ec || !r.is_error() || r.text.starts_with("NOPERM") || r.text.starts_with("WRONGTYPE")) {
+    return;
   }
+  settings_.log(log_level::warning,
+                fmt::format("redlock: node {}: the fencing restart check did not run ({}); "
+                            "reconnecting",
+                            describe(), r.text));
+  fail(classify_error_reply(r.text), true);
 }
 
 void connection::fail(error_code ec, bool logged) {

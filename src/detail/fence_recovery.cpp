@@ -55,6 +55,10 @@ bool still_lost(const fence_reading& first, const fence_reading& again) {
 
 clock::duration reseed_wait(std::chrono::milliseconds max_fenced_ttl, double drift_factor,
                             std::chrono::milliseconds request_timeout) {
+  // No fenced acquire's TTL exceeds max_duration (validate refuses it), and
+  // a larger value would not fit the clock's nanoseconds.
+  max_fenced_ttl = std::clamp(max_fenced_ttl, std::chrono::milliseconds::zero(), max_duration);
+  request_timeout = std::clamp(request_timeout, std::chrono::milliseconds::zero(), max_duration);
   return max_fenced_ttl + drift_allowance(max_fenced_ttl, drift_factor) + request_timeout;
 }
 

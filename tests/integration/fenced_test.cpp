@@ -270,3 +270,104 @@ TEST_CASE("a re-entry after another owner's fence gets a larger fence (review)",
   REQUIRE_FALSE(again.ec);
   CHECK(again.held.fence() > fb);
 }
+
+// Review finding (review21): the restart check is a script that writes, and
+// a node refuses a script's first write while it cannot persist (MISCONF)
+// or has too few replicas (NOREPLICAS, min-replicas-to-write). The
+// connection took that error as "checked" and went on, so once the node
+// accepts writes again, fenced commands run against a state restored from
+// an older snapshot that nobody marked lost:
+//   - A gets fence 10 from nodes 0 and 1 (node 2 paused; it issues 4 later);
+//   - node 1 restarts from an older snapshot (counter 2, `seen` of an
+//     earlier process) while its replica is not back: the check of every
+//     new connection is answered NOREPLICAS and does nothing;
+//   - the replica is back; node 0 is paused (a minority down; nodes 0 and 2
+//     kept their state, so F holds);
+//   - B, begun after A completed, gets 3 from node 1 and 5 from node 2,
+//     writes 5 back to both and completes with 5 < 10 (P broken).
+TEST_CASE("a restart check refused by a write error does not let fenced commands run (review)",
+          "[integration][fencing]") {
+  env e(3);
+  fence_quickly(e.config);
+  redlock::client locks(e.io.get_executor(), e.config);
+  REQUIRE_FALSE(release(e.io, locks, acquire(e.io, locks, "acct", fenced_waiting()).held).ec);
+  for (auto& a : e.admin) REQUIRE(poll_until(e.io, [&] { return valid_on(*a); }));
+  const auto key = e.key("acct");
+  e.admin[0]->command({"HSET", std::string(state_key), "c:" + key, "9"});
+  e.admin[1]->command({"HSET", std::string(state_key), "c:" + key, "9"});
+  e.admin[2]->command({"HSET", std::string(state_key), "c:" + key, "3"});
+
+  e.nodes.node(2).pause();
+  auto a = acquire(e.io, locks, "acct", fenced());
+  INFO(describe_nodes(a.held));
+  REQUIRE_FALSE(a.ec);
+  REQUIRE(a.held.fence() == 10);
+  REQUIRE_FALSE(release(e.io, locks, a.held).ec);
+  e.nodes.node(2).resume();
+  // Node 2 ran A's late acquire (issuing 4) and then its release.
+  REQUIRE(poll_until(
+      e.io, [&] { return counter_on(*e.admin[2], key) == 4 && e.admin[2]->pttl(key) == -2; }));
+
+  // Node 1 restarts from an older snapshot while its replica is away.
+  e.admin[1]->command({"HSET", std::string(state_key), "c:" + key, "2", "seen", "an-earlier-run"});
+  e.admin[1]->command({"CONFIG", "SET", "min-replicas-to-write", "1"});
+  e.admin[1]->command({"CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes"});
+  // The client's new connection ran the check, which was refused.
+  REQUIRE(poll_until(e.io, [&] {
+    return e.admin[1]->command({"INFO", "errorstats"}).text.find("errorstat_NOREPLICAS") !=
+           std::string::npos;
+  }));
+  e.admin[1]->command({"CONFIG", "SET", "min-replicas-to-write", "0"});
+  // The client's connection to node 1 is up again (a plain lock gets it).
+  REQUIRE(poll_until(e.io, [&] {
+    auto probe = acquire(e.io, locks, "probe", once(2s));
+    if (probe.ec) return false;
+    release(e.io, locks, probe.held);
+    return probe.held.nodes()[1].state == redlock::node_outcome::status::acquired;
+  }));
+
+  e.nodes.node(0).pause();
+  auto b = acquire(e.io, locks, "acct", fenced());
+  e.nodes.node(0).resume();
+  INFO(describe_nodes(b.held));
+  if (!b.ec) CHECK(b.held.fence() > a.held.fence());
+  // The check runs once the node takes writes again: the old state is lost.
+  CHECK(poll_until(e.io, [&] {
+    auto got = acquire(e.io, locks, "acct", fenced());
+    if (!got.ec) release(e.io, locks, got.held);
+    return !valid_on(*e.admin[1]);
+  }));
+}
+
+// Review finding (review21): the scripts count fences in Lua numbers
+// (doubles), so past 2^53 - 1 a counter no longer grows: 2^53 + 1 rounds to
+// 2^53, and two acquires one after the other get the same fence (P broken);
+// and fenced_set_script() refuses any fence above 2^53 - 1 anyway. The
+// nodes must refuse to issue such fences rather than hand them out.
+TEST_CASE("fences stop at 2^53 - 1 instead of repeating (review)", "[integration][fencing]") {
+  env e(3);
+  fence_quickly(e.config);
+  redlock::client locks(e.io.get_executor(), e.config);
+  REQUIRE_FALSE(release(e.io, locks, acquire(e.io, locks, "big", fenced_waiting()).held).ec);
+  for (auto& a : e.admin) REQUIRE(poll_until(e.io, [&] { return valid_on(*a); }));
+  const auto key = e.key("big");
+  const std::string near = std::to_string(redlock::max_script_fence - 1);
+  for (auto& a : e.admin) {
+    a->command({"HSET", std::string(state_key), "c:" + key, near, "max", near});
+  }
+  std::uint64_t last = 0;
+  for (int i = 0; i < 3; ++i) {
+    auto got = acquire(e.io, locks, "big", fenced());
+    INFO("acquire " << i << ": " << describe_nodes(got.held));
+    if (i == 0) {
+      REQUIRE_FALSE(got.ec);
+      CHECK(got.held.fence() == redlock::max_script_fence);
+    }
+    if (!got.ec) {
+      CHECK(got.held.fence() > last);
+      CHECK(got.held.fence() <= redlock::max_script_fence);
+      last = got.held.fence();
+      REQUIRE_FALSE(release(e.io, locks, got.held).ec);
+    }
+  }
+}

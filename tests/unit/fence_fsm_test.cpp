@@ -253,4 +253,19 @@ TEST_CASE("fence recovery: the wait counts from the first sight of each loss", "
   }
 }
 
+// Review finding (review21): client_config::max_fenced_ttl is not
+// validated, and the wait converts it to the clock's nanoseconds: one too
+// large for them (milliseconds::max() as "no limit", or 1000 years) wraps
+// to a negative wait, so a lost node is re-seeded at once (the "nowait"
+// counterexample). No fenced TTL exceeds max_duration (validate refuses
+// longer TTLs), so waiting that out is always enough.
+TEST_CASE("fence recovery: a huge max_fenced_ttl still waits out every fenced TTL (review)",
+          "[unit][fencing]") {
+  using std::chrono::milliseconds;
+  for (auto longest : {milliseconds::max(), milliseconds(std::chrono::hours(24 * 365 * 1000))}) {
+    INFO(longest.count());
+    CHECK(redlock::detail::reseed_wait(longest, 0.01, 500ms) >= redlock::max_duration);
+  }
+}
+
 }  // namespace fence_fsm_test
