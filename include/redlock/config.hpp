@@ -258,7 +258,10 @@ struct client_config {
   /// 1 + drift_factor, plus a request timeout) has passed since the loss was
   /// seen: every fenced acquire that may have counted the node's answers
   /// from before the loss has then ended. Every client of the same nodes
-  /// must use the same value (or a larger one). The first fenced acquire on
+  /// must use the same value: any client may be the one that re-seeds, and
+  /// its wait covers only fenced TTLs up to its own value, so a client with
+  /// a smaller value than another's longest fenced TTL breaks the fencing
+  /// guarantee (a larger value only waits longer). The first fenced acquire on
   /// nodes that never had fencing state waits this out too (the nodes
   /// cannot tell a fresh start from a loss): it fails with
   /// errc::quorum_unreachable (each node errc::fence_state_lost) unless its
