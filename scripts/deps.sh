@@ -8,6 +8,7 @@ packages=(
   libboost-dev libboost-system-dev libhiredis-dev libfmt-dev libcli11-dev catch2
   libsqlite3-dev
   redis-server redis-tools libssl-dev openssl
+  lintian
   doxygen
   clang-14 libclang-rt-14-dev
 )

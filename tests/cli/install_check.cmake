@@ -5,7 +5,7 @@ execute_process(COMMAND "${CMAKE_COMMAND}" --install "${BUILD_DIR}" --prefix "${
 if(NOT installed EQUAL 0)
   message(FATAL_ERROR "cmake --install failed: ${installed}")
 endif()
-foreach(expected bin/redlock share/man/man1/redlock.1 include/redlock/client.hpp)
+foreach(expected bin/redlock share/man/man1/redlock.1.gz include/redlock/client.hpp)
   if(NOT EXISTS "${PREFIX}/${expected}")
     message(FATAL_ERROR "not installed: ${expected}")
   endif()

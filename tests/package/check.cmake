@@ -4,6 +4,8 @@
 #   BUILD_DIR  the project's build directory (installed or packaged from)
 #   SOURCE_DIR the project's source directory
 #   WORK       a scratch directory (emptied first)
+#   INSTALL_LIBDIR, LIBRARY_ARCHITECTURE  the build's CMAKE_INSTALL_LIBDIR and
+#              CMAKE_LIBRARY_ARCHITECTURE (deb: where the libraries must be)
 cmake_minimum_required(VERSION 3.20)
 set(consumer_dir ${SOURCE_DIR}/tests/package)
 file(REMOVE_RECURSE ${WORK})
@@ -17,9 +19,10 @@ function(run)
   set(last_output "${out}" PARENT_SCOPE)
 endfunction()
 
-# The consumer must print the quorum and an error message.
+# The consumer must print the quorum, the line of its (deprecated-name)
+# io_service::post handler and an error message.
 function(check_consumer_output)
-  if(NOT last_output MATCHES "quorum 2 of 3\n.*the resource is held by another owner")
+  if(NOT last_output MATCHES "quorum 2 of 3\nclosed\n.*the resource is held by another owner")
     message(FATAL_ERROR "unexpected consumer output:\n${last_output}")
   endif()
 endfunction()
@@ -32,17 +35,35 @@ function(build_consumer name)
   check_consumer_output()
 endfunction()
 
-# An installed or unpacked prefix holds the headers, both libraries, the
-# CMake package, the pkg-config file and nothing private.
-function(check_prefix prefix libdir)
-  foreach(expected include/redlock/redlock.hpp include/redlock/detail/asio.hpp
-      ${libdir}/libredlock.a ${libdir}/libredlock.so ${libdir}/cmake/redlock/redlockConfig.cmake
-      ${libdir}/cmake/redlock/redlockConfigVersion.cmake ${libdir}/pkgconfig/redlock.pc
-      bin/redlock)
-    if(NOT EXISTS ${prefix}/${expected})
-      message(FATAL_ERROR "not in ${prefix}: ${expected}")
+function(require_files root)
+  foreach(expected ${ARGN})
+    if(NOT EXISTS ${root}/${expected})
+      message(FATAL_ERROR "not in ${root}: ${expected}")
     endif()
   endforeach()
+endfunction()
+
+function(forbid_files root)
+  foreach(unexpected ${ARGN})
+    if(EXISTS ${root}/${unexpected} OR IS_SYMLINK ${root}/${unexpected})
+      message(FATAL_ERROR "should not be in ${root}: ${unexpected}")
+    endif()
+  endforeach()
+endfunction()
+
+# An installed or unpacked prefix holds the headers, both libraries, the
+# CMake package, the pkg-config file, the tool with its gzipped man page,
+# and nothing private; redlock-bench only when asked for.
+function(check_prefix prefix libdir)
+  require_files(${prefix} include/redlock/redlock.hpp include/redlock/detail/asio.hpp
+      ${libdir}/libredlock.a ${libdir}/libredlock.so ${libdir}/cmake/redlock/redlockConfig.cmake
+      ${libdir}/cmake/redlock/redlockConfigVersion.cmake ${libdir}/pkgconfig/redlock.pc
+      bin/redlock share/man/man1/redlock.1.gz)
+  forbid_files(${prefix} bin/redlock-bench share/man/man1/redlock.1)
+  file(READ ${prefix}/${libdir}/pkgconfig/redlock.pc pc)
+  if(pc MATCHES "BOOST_ASIO_NO_DEPRECATED")
+    message(FATAL_ERROR "redlock.pc imposes BOOST_ASIO_NO_DEPRECATED on consumers:\n${pc}")
+  endif()
   file(GLOB_RECURSE private RELATIVE ${prefix} ${prefix}/include/*_fsm.hpp ${prefix}/include/*connection.hpp)
   if(private)
     message(FATAL_ERROR "private headers installed: ${private}")
@@ -55,24 +76,82 @@ if(MODE STREQUAL "subdirectory")
 endif()
 
 if(MODE STREQUAL "deb")
-  run(cpack -G DEB --config ${BUILD_DIR}/CPackConfig.cmake -B ${WORK}/deb)
-  file(GLOB debs ${WORK}/deb/redlock_*.deb)
-  list(LENGTH debs count)
-  if(NOT count EQUAL 1)
-    message(FATAL_ERROR "expected one .deb in ${WORK}/deb, found: ${debs}")
+  find_program(LINTIAN lintian)
+  if(NOT LINTIAN)
+    message(FATAL_ERROR "lintian is not installed (scripts/deps.sh installs it)")
   endif()
-  run(dpkg-deb --field ${debs} Package Version Depends)
-  message(STATUS "${last_output}")
-  run(dpkg-deb -x ${debs} ${WORK}/root)
+  # Packages what the build holds (it must be built first, as for --install).
+  include(${BUILD_DIR}/CPackConfig.cmake)
+  set(cpack_args)
+  if(NOT CPACK_DEBIAN_PACKAGE_MAINTAINER)
+    # The build found no maintainer (REDLOCK_PACKAGE_MAINTAINER): name the
+    # test as the maker of these throwaway packages.
+    set(cpack_args -D "CPACK_DEBIAN_PACKAGE_MAINTAINER=redlock package test <package-test@redlock.invalid>")
+  endif()
+  run(cpack -G DEB --config ${BUILD_DIR}/CPackConfig.cmake -B ${WORK}/deb ${cpack_args})
+  set(version ${CPACK_PACKAGE_VERSION})
+  set(runtime_deb ${WORK}/deb/redlock_${version}_amd64.deb)
+  set(dev_deb ${WORK}/deb/libredlock-dev_${version}_amd64.deb)
+  file(GLOB debs ${WORK}/deb/*.deb)
+  list(SORT debs)
+  if(NOT debs STREQUAL "${dev_deb};${runtime_deb}")
+    message(FATAL_ERROR "expected ${runtime_deb} and ${dev_deb}, cpack made: ${debs}")
+  endif()
+
+  # The -dev package needs the runtime one at exactly its version; the
+  # runtime one declares its library (shlibs) and has ldconfig triggered.
+  run(dpkg-deb --field ${dev_deb} Depends)
+  if(NOT last_output MATCHES "(^|, )redlock \\(= ${version}\\)")
+    message(FATAL_ERROR "libredlock-dev does not depend on redlock (= ${version}): ${last_output}")
+  endif()
+  run(dpkg-deb --field ${runtime_deb} Depends Section Maintainer)
+  message(STATUS "redlock:\n${last_output}")
+  if(NOT last_output MATCHES "libhiredis0\\.14")
+    message(FATAL_ERROR "dpkg-shlibdeps found no run-time dependencies: ${last_output}")
+  endif()
+  run(dpkg-deb -e ${runtime_deb} ${WORK}/runtime-control)
+  file(READ ${WORK}/runtime-control/triggers triggers)
+  file(READ ${WORK}/runtime-control/shlibs shlibs)
+  if(NOT triggers MATCHES "activate-noawait ldconfig" OR NOT shlibs MATCHES "^libredlock 0\\.1 redlock ")
+    message(FATAL_ERROR "redlock's triggers or shlibs are wrong:\n${triggers}\n${shlibs}")
+  endif()
+
+  # No lintian errors (E:); the warnings docs/packaging.md explains are shown.
+  execute_process(COMMAND ${LINTIAN} --tag-display-limit 0 ${runtime_deb} ${dev_deb}
+    OUTPUT_VARIABLE lintian_out ERROR_VARIABLE lintian_err RESULT_VARIABLE lintian_rc)
+  message(STATUS "lintian:\n${lintian_out}")
+  if(lintian_out MATCHES "(^|\n)E: " OR NOT lintian_rc MATCHES "^[0-9]+$")
+    message(FATAL_ERROR "lintian reports errors (${lintian_rc}):\n${lintian_out}\n${lintian_err}")
+  endif()
+
+  # Each package alone holds its half; both unpacked into one scratch root
+  # make the installed system.
+  # The multiarch library directory, as Debian puts libraries.
+  set(libdir ${INSTALL_LIBDIR})
+  if(LIBRARY_ARCHITECTURE AND NOT libdir STREQUAL "lib/${LIBRARY_ARCHITECTURE}")
+    message(FATAL_ERROR "the packages' libdir is ${libdir}, not lib/${LIBRARY_ARCHITECTURE}")
+  endif()
+  run(dpkg-deb -x ${runtime_deb} ${WORK}/runtime-only)
+  require_files(${WORK}/runtime-only/usr bin/redlock share/man/man1/redlock.1.gz
+    share/doc/redlock/copyright share/doc/redlock/changelog.gz ${libdir}/libredlock.so.0.1)
+  forbid_files(${WORK}/runtime-only/usr include ${libdir}/libredlock.a ${libdir}/libredlock.so
+    ${libdir}/pkgconfig ${libdir}/cmake bin/redlock-bench)
+  run(dpkg-deb -x ${dev_deb} ${WORK}/dev-only)
+  require_files(${WORK}/dev-only/usr share/doc/libredlock-dev/copyright)
+  forbid_files(${WORK}/dev-only/usr bin ${libdir}/libredlock.so.0.1 share/man)
+  run(gzip -t ${WORK}/runtime-only/usr/share/man/man1/redlock.1.gz)
+
+  run(dpkg-deb -x ${runtime_deb} ${WORK}/root)
+  run(dpkg-deb -x ${dev_deb} ${WORK}/root)
   set(prefix ${WORK}/root/usr)
-  file(GLOB config RELATIVE ${prefix} ${prefix}/lib*/cmake/redlock/redlockConfig.cmake
-    ${prefix}/lib/*/cmake/redlock/redlockConfig.cmake)
-  string(REGEX REPLACE "/cmake/redlock/redlockConfig.cmake$" "" libdir "${config}")
   check_prefix(${prefix} ${libdir})
   run(${CMAKE_COMMAND} -E env LD_LIBRARY_PATH=${prefix}/${libdir} ${prefix}/bin/redlock --version)
-  if(NOT last_output MATCHES "^redlock [0-9]+\\.[0-9]+\\.[0-9]+")
+  if(NOT last_output MATCHES "^redlock ${version}")
     message(FATAL_ERROR "the packaged redlock --version printed: ${last_output}")
   endif()
+  # The consumer finds the shared library through LD_LIBRARY_PATH (run()
+  # inherits this process's environment).
+  set(ENV{LD_LIBRARY_PATH} ${prefix}/${libdir})
   build_consumer(from-deb -DCMAKE_PREFIX_PATH=${prefix})
   return()
 endif()
@@ -80,7 +159,7 @@ endif()
 # The other modes use an installed prefix.
 set(prefix ${WORK}/prefix)
 run(${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${prefix})
-file(GLOB config RELATIVE ${prefix} ${prefix}/lib*/cmake/redlock/redlockConfig.cmake)
+file(GLOB config RELATIVE ${prefix} ${prefix}/${INSTALL_LIBDIR}/cmake/redlock/redlockConfig.cmake)
 string(REGEX REPLACE "/cmake/redlock/redlockConfig.cmake$" "" libdir "${config}")
 check_prefix(${prefix} ${libdir})
 
@@ -94,7 +173,22 @@ elseif(MODE STREQUAL "pkg_config")
   string(STRIP "${last_output}" flags)
   separate_arguments(flags UNIX_COMMAND "${flags}")
   run(c++ -std=c++20 ${consumer_dir}/consumer.cpp ${flags} -o ${WORK}/consumer-pc)
+  # As docs/packaging.md says: the loader does not look in a private
+  # prefix, so the program fails to start (unless some libredlock.so.0.1 is
+  # installed system-wide)...
+  execute_process(COMMAND ${WORK}/consumer-pc RESULT_VARIABLE rc OUTPUT_QUIET ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0 AND NOT err MATCHES "libredlock\\.so\\.0\\.1: cannot open shared object file")
+    message(FATAL_ERROR "consumer-pc failed (${rc}) for another reason than the loader:\n${err}")
+  endif()
+  # ...and runs with LD_LIBRARY_PATH,
   run(${CMAKE_COMMAND} -E env LD_LIBRARY_PATH=${prefix}/${libdir} ${WORK}/consumer-pc)
+  check_consumer_output()
+  # or, without it, built with an rpath to the .pc's libdir.
+  run(pkg-config --variable=libdir redlock)
+  string(STRIP "${last_output}" pc_libdir)
+  run(c++ -std=c++20 ${consumer_dir}/consumer.cpp ${flags} -Wl,-rpath,${pc_libdir}
+    -o ${WORK}/consumer-pc-rpath)
+  run(${WORK}/consumer-pc-rpath)
   check_consumer_output()
 else()
   message(FATAL_ERROR "unknown MODE '${MODE}'")
