@@ -107,6 +107,14 @@ enum class claim_outcome {
   failed,  ///< The nodes failed, or the claim was cancelled: see the error code.
 };
 
+/// The enumerator's name ("ran", "claimed_elsewhere", "previous_running",
+/// "missed", "failed", "contended"), for logs and metric labels; "unknown"
+/// for a value that is no enumerator.
+std::string_view to_string(occurrence_outcome outcome) noexcept;
+/// The enumerator's name ("claimed", "claimed_elsewhere", "contended",
+/// "missed", "failed"); "unknown" for a value that is no enumerator.
+std::string_view to_string(claim_outcome outcome) noexcept;
+
 /// Options of a one-shot claim (async_claim_due).
 struct due_claim_options {
   schedule when = schedule::every(std::chrono::minutes(1));  ///< The due times.

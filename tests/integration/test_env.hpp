@@ -244,17 +244,12 @@ inline std::size_t count_nodes(const lock& held, status state) {
                     [&](const node_outcome& o) { return o.state == state; }));
 }
 
-inline const char* status_name(status s) {
-  static constexpr const char* names[] = {"pending", "acquired", "held_elsewhere", "failed"};
-  return names[static_cast<int>(s)];
-}
-
 /// "0:acquired 1:failed(...) ...", for failure messages.
 inline std::string describe_nodes(const lock& held) {
   std::string out;
   for (std::size_t i = 0; i < held.nodes().size(); ++i) {
     const auto& o = held.nodes()[i];
-    out += fmt::format("{}:{}", i, status_name(o.state));
+    out += fmt::format("{}:{}", i, redlock::to_string(o.state));
     if (o.error) out += fmt::format("({})", o.error.message());
     out += ' ';
   }
@@ -545,7 +540,7 @@ struct StringMaker<redlock::errc> {
 template <>
 struct StringMaker<redlock::node_outcome::status> {
   static std::string convert(redlock::node_outcome::status s) {
-    return redlock::itest::status_name(s);
+    return std::string(redlock::to_string(s));
   }
 };
 
