@@ -23,6 +23,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstddef>
+#include <future>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -143,6 +144,16 @@ std::tuple<Results...> run_op(boost::asio::io_context& io, Start&& start,
   run_until(
       io, [&] { return result->has_value(); }, limit);
   return std::move(**result);
+}
+
+/// Runs `io` on this thread until `f` (from use_future, for an operation
+/// on `io`) is ready; returns what it holds, or throws what it holds.
+template <class T>
+T get_running(boost::asio::io_context& io, std::future<T>& f, milliseconds limit = op_limit) {
+  run_until(
+      io, [&] { return f.wait_for(std::chrono::seconds(0)) == std::future_status::ready; }, limit,
+      "the future");
+  return f.get();
 }
 
 /// Lets `delay` pass while running `io`, on an asio timer: for tests about
