@@ -20,8 +20,8 @@
 #include <redlock/redlock.hpp>
 
 #include "args/duration.hpp"
-#include "example_nodes.hpp"
 #include "args/options.hpp"
+#include "example_nodes.hpp"
 
 #include <fmt/core.h>
 #include <hiredis/hiredis.h>
@@ -89,10 +89,9 @@ void add_options(CLI::App& app, options& opt) {
   app.footer(
       "Exit status: 0 nothing oversold (always with --no-lock), 1 oversold with the lock, 2 bad "
       "command line, 3 a worker or the store failed.");
-  redlock::args::add_nodes(
-      app, opt.nodes,
-      "Redis masters used as lock nodes (default: the local cluster, "
-      "127.0.0.1:7001..7005)");
+  redlock::args::add_nodes(app, opt.nodes,
+                           "Redis masters used as lock nodes (default: the local cluster, "
+                           "127.0.0.1:7001..7005)");
   redlock::args::add_endpoint(
       app, "--store", opt.store,
       "Redis instance holding the shop's data, not a lock node (default: 127.0.0.1:7100)");

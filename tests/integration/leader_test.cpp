@@ -12,8 +12,8 @@
 #include <array>
 #include <atomic>
 #include <functional>
-#include <memory>
 #include <future>
+#include <memory>
 #include <optional>
 #include <thread>
 
@@ -295,7 +295,8 @@ TEST_CASE("the term's token stops on time even while the client's executor is he
   CHECK(token_stopped);
   CHECK_FALSE(still_leading);
   // Delivered once the executor runs again: on_lost, and the std token.
-  run_until(e.io, [&] { return c.lost_reason.has_value(); }, 5s);
+  run_until(
+      e.io, [&] { return c.lost_reason.has_value(); }, 5s);
   CHECK(c.term.get_stop_token().stop_requested());
   CHECK(c.term.stop_requested());
   step_down(e, c);
@@ -308,7 +309,7 @@ namespace asio = boost::asio;
 /// What a coroutine that leads one term saw.
 struct term_log {
   std::optional<redlock::leader_term> term;
-  std::optional<error_code> ended;  ///< The term's end, once it came.
+  std::optional<error_code> ended;    ///< The term's end, once it came.
   std::optional<error_code> failure;  ///< What async_wait_elected threw.
 };
 
@@ -340,7 +341,8 @@ TEST_CASE("leader election in coroutines: co_await the term, and its end by a st
   auto first_log = std::make_shared<term_log>();
   asio::co_spawn(e.io, lead_once(first, first_log), asio::detached);
   first.campaign();
-  run_until(e.io, [&] { return first_log->term.has_value(); }, op_limit, "the first election");
+  run_until(
+      e.io, [&] { return first_log->term.has_value(); }, op_limit, "the first election");
   const auto term = *first_log->term;
   CHECK(term.number == 1);
   CHECK(first.terms() == 1);
@@ -375,10 +377,12 @@ TEST_CASE("leader election in coroutines: co_await the term, and its end by a st
   // follower's co_await returns its term.
   auto stepped = first.async_step_down(asio::use_future);
   get_running(e.io, stepped);
-  run_until(e.io, [&] { return first_log->ended.has_value(); }, op_limit, "the term's end");
+  run_until(
+      e.io, [&] { return first_log->ended.has_value(); }, op_limit, "the term's end");
   CHECK(*first_log->ended == asio::error::operation_aborted);
   CHECK(term.token.stop_requested());
-  run_until(e.io, [&] { return second_log->term.has_value(); }, op_limit, "the second election");
+  run_until(
+      e.io, [&] { return second_log->term.has_value(); }, op_limit, "the second election");
   CHECK(second.leading());
   CHECK(second_log->term->number == 1);
   CHECK(second_log->term->held.token() != term.held.token());
@@ -439,7 +443,8 @@ TEST_CASE(
   std::optional<error_code> reason;
   cut_off.async_wait_term_end(term, [&](error_code why) { reason = why; });
   for (auto& p : proxies) p->partition(redlock::test::fault_proxy::partition_mode::blackhole);
-  run_until(e.io, [&] { return reason.has_value(); }, op_limit, "the term's end");
+  run_until(
+      e.io, [&] { return reason.has_value(); }, op_limit, "the term's end");
   CHECK(*reason == errc::lock_expiring);
   CHECK(term.token.stop_requested());
   CHECK_FALSE(cut_off.leading());

@@ -579,9 +579,11 @@ TEST_CASE("periodic job in a coroutine: co_await each run, which holds the run l
       return o.second.size() == 1 && o.second.front().first == occurrence_outcome::ran;
     });
   };
-  run_until(e.io, [&] { return ran() >= 2; }, 6s, "two runs");
+  run_until(
+      e.io, [&] { return ran() >= 2; }, 6s, "two runs");
   job.stop();
-  run_until(e.io, [&] { return log->ended.has_value(); }, op_limit, "the coroutine's end");
+  run_until(
+      e.io, [&] { return log->ended.has_value(); }, op_limit, "the coroutine's end");
   CHECK(*log->ended == asio::error::operation_aborted);
 
   REQUIRE(log->due_ids.size() >= 2);

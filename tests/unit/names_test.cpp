@@ -23,8 +23,8 @@ namespace {
 /// A name as the enumerators are spelled: lower case, digits, underscores.
 bool identifier_like(std::string_view name) {
   return !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
-    return std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) ||
-           c == '_';
+    return std::islower(static_cast<unsigned char>(c)) ||
+           std::isdigit(static_cast<unsigned char>(c)) || c == '_';
   });
 }
 
@@ -87,9 +87,8 @@ TEST_CASE("every other public enumeration has a name for each enumerator", "[uni
   CHECK(redlock::to_string(status::held_elsewhere) == "held_elsewhere");
 
   using holding = redlock::node_status::holding;
-  check_names(
-      {holding::unknown, holding::free, holding::plain, holding::reentrant, holding::other},
-      "invalid");
+  check_names({holding::unknown, holding::free, holding::plain, holding::reentrant, holding::other},
+              "invalid");
   CHECK(redlock::to_string(holding::unknown) == "unknown");
 
   using backoff = redlock::retry_policy::backoff;
@@ -106,9 +105,9 @@ TEST_CASE("every other public enumeration has a name for each enumerator", "[uni
   CHECK(redlock::to_string(occurrence::previous_running) == "previous_running");
 
   using claim = redlock::claim_outcome;
-  check_names({claim::claimed, claim::claimed_elsewhere, claim::contended, claim::missed,
-               claim::failed},
-              "unknown");
+  check_names(
+      {claim::claimed, claim::claimed_elsewhere, claim::contended, claim::missed, claim::failed},
+      "unknown");
 
   using kind = redlock::operation_kind;
   check_names({kind::acquire, kind::extend, kind::release}, "unknown");
