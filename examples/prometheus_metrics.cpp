@@ -61,44 +61,9 @@ std::string prometheus_metrics::result_label(redlock::error_code ec) {
   if (ec.category() == redlock::tls_verify_category()) return "tls_verification_failed";
   if (ec.category() != redlock::error_category()) return "error";  // network errors and others
   if (redlock::is_invalid_argument(ec)) return "invalid_argument";
-  switch (static_cast<errc>(ec.value())) {
-    case errc::not_acquired:
-      return "not_acquired";
-    case errc::quorum_unreachable:
-      return "quorum_unreachable";
-    case errc::validity_expired:
-      return "validity_expired";
-    case errc::lock_expired:
-      return "lock_expired";
-    case errc::lock_lost:
-      return "lock_lost";
-    case errc::lock_released:
-      return "lock_released";
-    case errc::lock_expiring:
-      return "lock_expiring";
-    case errc::hold_limit_reached:
-      return "hold_limit_reached";
-    case errc::node_timeout:
-      return "node_timeout";
-    case errc::node_unavailable:
-      return "node_unavailable";
-    case errc::authentication_failed:
-      return "authentication_failed";
-    case errc::server_error:
-      return "server_error";
-    case errc::protocol_error:
-      return "protocol_error";
-    case errc::connection_closed:
-      return "connection_closed";
-    case errc::replica_node:
-      return "replica_node";
-    case errc::cluster_node:
-      return "cluster_node";
-    case errc::same_server:
-      return "same_server";
-    default:  // a code newer than this mapping
-      return "error";
-  }
+  // The enumerator's name; a code newer than this library would be "unknown".
+  const auto name = redlock::to_string(static_cast<errc>(ec.value()));
+  return name == "unknown" ? "error" : std::string(name);
 }
 
 void prometheus_metrics::on_operation(const redlock::operation_report& report) {

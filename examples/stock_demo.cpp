@@ -7,8 +7,12 @@
 // the same stock and both sell the "last" item, so more than S get sold.
 // With a Redlock over --nodes around each sale, exactly S are sold.
 //
+// The defaults are the local cluster of scripts/cluster.sh and
+// docker-compose.yml: lock nodes 127.0.0.1:7001..7005, store 127.0.0.1:7100.
+//
+//   stock_demo
+//   stock_demo --no-lock
 //   stock_demo --nodes 127.0.0.1:7001,127.0.0.1:7002,127.0.0.1:7003 --store 127.0.0.1:7000
-//   stock_demo --store 127.0.0.1:7000 --no-lock
 //
 // Output ends with one machine-readable line: sold=<n> remaining=<n> oversold=<n>
 // Exit status: 0 nothing oversold (or --no-lock), 1 oversold although the lock
@@ -17,6 +21,7 @@
 
 #include "args/duration.hpp"
 #include "args/options.hpp"
+#include "example_nodes.hpp"
 
 #include <fmt/core.h>
 #include <hiredis/hiredis.h>
@@ -58,9 +63,17 @@ std::string to_string(const endpoint& e) {
                                                : fmt::format("[{}]:{}", e.host, e.port);
 }
 
+/// The store of docker-compose.yml (and scripts/demo.sh): 127.0.0.1:7100.
+endpoint local_store() {
+  endpoint store;
+  store.host = "127.0.0.1";
+  store.port = 7100;
+  return store;
+}
+
 struct options {
-  std::vector<endpoint> nodes;
-  std::optional<endpoint> store;
+  std::vector<endpoint> nodes = example_local_cluster();
+  std::optional<endpoint> store = local_store();
   long long workers = 8;
   long long stock = 200;
   bool use_lock = true;
@@ -77,9 +90,11 @@ void add_options(CLI::App& app, options& opt) {
       "Exit status: 0 nothing oversold (always with --no-lock), 1 oversold with the lock, 2 bad "
       "command line, 3 a worker or the store failed.");
   redlock::args::add_nodes(app, opt.nodes,
-                           "Redis masters used as lock nodes (required unless --no-lock)");
-  redlock::args::add_endpoint(app, "--store", opt.store,
-                              "Redis instance holding the shop's data (not a lock node); required");
+                           "Redis masters used as lock nodes (default: the local cluster, "
+                           "127.0.0.1:7001..7005)");
+  redlock::args::add_endpoint(
+      app, "--store", opt.store,
+      "Redis instance holding the shop's data, not a lock node (default: 127.0.0.1:7100)");
   app.add_option("--workers", opt.workers, "Worker processes")
       ->capture_default_str()
       ->check(CLI::Range(1, 1024));

@@ -1,17 +1,24 @@
 #!/usr/bin/env bash
 # Install the build and test dependencies (Debian/Ubuntu) if any is missing.
 # A machine that already has them all does nothing and needs no network.
+# Usage: scripts/deps.sh [demo]
+#   demo: only what building the library and the examples, and running
+#   redis-server, need (scripts/demo.sh): no test framework, clang or doxygen.
 set -euo pipefail
 
 packages=(
   g++ cmake make pkg-config
-  libboost-dev libboost-system-dev libhiredis-dev libfmt-dev libcli11-dev catch2
-  libsqlite3-dev
-  redis-server redis-tools libssl-dev openssl
-  lintian
-  doxygen
-  clang-14 libclang-rt-14-dev
+  libboost-dev libboost-system-dev libhiredis-dev libfmt-dev libcli11-dev libssl-dev
+  redis-server redis-tools
 )
+case "${1:-}" in
+  "") packages+=(catch2 libsqlite3-dev openssl lintian doxygen clang-14 libclang-rt-14-dev) ;;
+  demo) ;;
+  *)
+    echo "usage: $0 [demo]" >&2
+    exit 2
+    ;;
+esac
 
 missing=()
 for pkg in "${packages[@]}"; do

@@ -165,6 +165,22 @@ lock blocking_client::extend(const lock& held, milliseconds ttl) {
   return result;
 }
 
+resource_status blocking_client::status(std::string resource, milliseconds timeout,
+                                        error_code& ec) {
+  return wait_for<resource_status>(
+      [&](auto handler) {
+        runner_->async->async_status(std::move(resource), timeout, std::move(handler));
+      },
+      ec);
+}
+
+resource_status blocking_client::status(std::string resource, milliseconds timeout) {
+  error_code ec;
+  auto result = status(std::move(resource), timeout, ec);
+  throw_if(ec, "redlock: status");
+  return result;
+}
+
 scoped_lock blocking_client::acquire_scoped(std::string resource, const lock_options& options,
                                             const keep_options& keep) {
   // Checked first: a bad keep option must not leave a lock behind.

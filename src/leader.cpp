@@ -13,6 +13,41 @@
 namespace redlock {
 namespace detail {
 
+/// How a term ended, shared by the copies of its leader_term; any thread.
+struct term_record {
+  std::mutex mutex;
+  bool ended = false;
+  error_code reason;
+  std::vector<completion<error_code>> waiters;
+
+  /// The term is over: tells every waiter, now and later. Called from a
+  /// handler of the campaign's strand, never from an initiating function.
+  void end(error_code why) {
+    std::vector<completion<error_code>> told;
+    {
+      const std::lock_guard guard(mutex);
+      if (ended) return;
+      ended = true;
+      reason = why;
+      told = std::exchange(waiters, {});
+    }
+    for (auto& done : told) done(why);
+  }
+
+  /// Completes `done` once the term is over; posted to `executor` when it
+  /// is already (never from inside the initiating function).
+  void wait(completion<error_code> done, const client::executor_type& executor) {
+    std::unique_lock guard(mutex);
+    if (!ended) {
+      waiters.push_back(std::move(done));
+      return;
+    }
+    const auto why = reason;
+    guard.unlock();
+    boost::asio::post(executor, [done = std::move(done), why]() mutable { done(why); });
+  }
+};
+
 /// The election's state, on a strand of the client's executor.
 class campaign : public std::enable_shared_from_this<campaign> {
  public:
@@ -64,6 +99,18 @@ class campaign : public std::enable_shared_from_this<campaign> {
   /// No user callback starts after this (the election is gone).
   void detach() noexcept { detached_.store(true); }
 
+  /// Completes `done` with the current term, or the next one won, or
+  /// operation_aborted once the campaign is over.
+  void wait_elected(completion<error_code, leader_term> done) {
+    boost::asio::post(strand_, [self = shared_from_this(), done = std::move(done)]() mutable {
+      if (self->over()) return done(boost::asio::error::operation_aborted, leader_term{});
+      if (self->phase_ == phase::leading && !self->kept_.lost()) {
+        return done({}, self->current_);
+      }
+      self->elected_waiters_.push_back(std::move(done));
+    });
+  }
+
   /// Leading, and the term's lost-lock signal has not come due (true to
   /// the time even while the strand is held up).
   bool leading_now() const {
@@ -77,6 +124,17 @@ class campaign : public std::enable_shared_from_this<campaign> {
 
  private:
   enum class phase { idle, campaigning, waiting, leading, releasing, stopped };
+
+  /// No term will be won any more: stepping down, or stopped.
+  bool over() const { return stopping_ || phase_ == phase::stopped; }
+
+  /// The campaign is over: the waits for a term end.
+  void stop_campaign() {
+    phase_ = phase::stopped;
+    for (auto& done : std::exchange(elected_waiters_, {})) {
+      done(boost::asio::error::operation_aborted, leader_term{});
+    }
+  }
 
   void attempt() {
     if (stopping_ || detached_.load()) return finish({});
@@ -99,10 +157,7 @@ class campaign : public std::enable_shared_from_this<campaign> {
       set_kept(keeper(owner_, std::move(held), options_.keep));
       return release_term();
     }
-    if (ec == boost::asio::error::operation_aborted) {
-      phase_ = phase::stopped;  // the client closed
-      return;
-    }
+    if (ec == boost::asio::error::operation_aborted) return stop_campaign();  // the client closed
     // Too few nodes answered, or an error: try again after a pause.
     if (ec) return pause_then_attempt();
     phase_ = phase::leading;
@@ -110,12 +165,15 @@ class campaign : public std::enable_shared_from_this<campaign> {
     term_ = std::stop_source{};
     const unsigned term = terms.fetch_add(1) + 1;
     leading.store(true);
+    current_.held = held;
+    current_.token = lease_access::rebind(kept_.stop_token(), term_.get_token());
+    current_.number = term;
+    current_.record_ = std::make_shared<term_record>();
     kept_.async_wait_lost(boost::asio::bind_executor(
         strand_,
         [self = shared_from_this(), term](error_code reason) { self->on_signal(term, reason); }));
-    if (!detached_ && on_elected_) {
-      on_elected_(held, lease_access::rebind(kept_.stop_token(), term_.get_token()));
-    }
+    if (!detached_ && on_elected_) on_elected_(held, current_.token);
+    for (auto& done : std::exchange(elected_waiters_, {})) done({}, current_);
   }
 
   void on_signal(unsigned term, error_code reason) {
@@ -125,10 +183,8 @@ class campaign : public std::enable_shared_from_this<campaign> {
     leading.store(false);
     term_.request_stop();
     if (!detached_ && on_lost_) on_lost_(reason);
-    if (reason == errc::connection_closed) {
-      phase_ = phase::stopped;
-      return;
-    }
+    end_record(reason);
+    if (reason == errc::connection_closed) return stop_campaign();
     phase_ = phase::releasing;
     term_lost_ = true;
     // The signal came lost_margin before the validity ends so that the
@@ -143,6 +199,7 @@ class campaign : public std::enable_shared_from_this<campaign> {
   void end_term() {
     leading.store(false);
     term_.request_stop();
+    end_record(boost::asio::error::operation_aborted);  // stepped down
     phase_ = phase::releasing;
     release_term();
   }
@@ -172,13 +229,18 @@ class campaign : public std::enable_shared_from_this<campaign> {
     });
   }
 
+  /// Tells the waits for the current term's end why it ended.
+  void end_record(error_code why) {
+    if (auto record = std::exchange(current_.record_, nullptr)) record->end(why);
+  }
+
   void set_kept(keeper next) {
     const std::lock_guard guard(kept_mutex_);
     kept_ = std::move(next);
   }
 
   void finish(error_code ec) {
-    phase_ = phase::stopped;
+    stop_campaign();
     for (auto& done : std::exchange(step_down_waiters_, {})) done(ec);
   }
 
@@ -198,6 +260,8 @@ class campaign : public std::enable_shared_from_this<campaign> {
   bool term_lost_ = false;  ///< The term being released ended by the lost-lock signal.
   std::atomic<bool> detached_{false};
   std::vector<completion<error_code>> step_down_waiters_;
+  leader_term current_;  ///< The term being led (its record until it ends).
+  std::vector<completion<error_code, leader_term>> elected_waiters_;
 };
 
 }  // namespace detail
@@ -217,6 +281,9 @@ leader_election::leader_election(client& owner, std::string resource, campaign_o
                                                  std::move(on_elected), std::move(on_lost));
 }
 
+leader_election::leader_election(client& owner, std::string resource, campaign_options options)
+    : leader_election(owner, std::move(resource), std::move(options), nullptr, nullptr) {}
+
 leader_election::~leader_election() {
   campaign_->detach();
   step_down(detail::make_completion<error_code>([](error_code) {}, executor_));
@@ -230,6 +297,15 @@ unsigned leader_election::terms() const noexcept { return campaign_->terms.load(
 
 void leader_election::step_down(detail::completion<error_code> done) {
   campaign_->step_down(std::move(done));
+}
+
+void leader_election::start_wait_elected(detail::completion<error_code, leader_term> done) {
+  campaign_->wait_elected(std::move(done));
+}
+
+void leader_election::start_wait_term_end(const leader_term& term,
+                                          detail::completion<error_code> done) {
+  term.record_->wait(std::move(done), executor_);
 }
 
 }  // namespace redlock

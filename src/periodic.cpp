@@ -10,6 +10,7 @@
 #include <boost/system/system_error.hpp>
 
 #include <atomic>
+#include <deque>
 #include <stdexcept>
 #include <stop_token>
 
@@ -60,7 +61,28 @@ class periodic_run : public std::enable_shared_from_this<periodic_run> {
   void stop() {
     stopped_.store(true);
     stopping_.request_stop();  // a claim in progress ends without touching the client
-    boost::asio::post(strand_, [self = shared_from_this()] { self->timer_.cancel(); });
+    boost::asio::post(strand_, [self = shared_from_this()] {
+      self->timer_.cancel();
+      // A run nobody took ends (its run lock is released); the waits end.
+      self->ready_.clear();
+      for (auto& done : std::exchange(self->run_waiters_, {})) {
+        done(boost::asio::error::operation_aborted, job_run{});
+      }
+    });
+  }
+
+  /// Completes `done` with the next run (async_wait_run).
+  void wait_run(completion<error_code, job_run> done) {
+    boost::asio::post(strand_, [self = shared_from_this(), done = std::move(done)]() mutable {
+      if (self->job_) return done(boost::asio::error::operation_not_supported, job_run{});
+      if (self->stopped_.load()) return done(boost::asio::error::operation_aborted, job_run{});
+      if (!self->ready_.empty()) {
+        auto run = std::move(self->ready_.front());
+        self->ready_.pop_front();
+        return done({}, std::move(run));
+      }
+      self->run_waiters_.push_back(std::move(done));
+    });
   }
 
  private:
@@ -142,7 +164,8 @@ class periodic_run : public std::enable_shared_from_this<periodic_run> {
         [self = shared_from_this(), due, started](keeper& kept, work_done done) {
           if (self->stopped_.load()) return done(boost::asio::error::operation_aborted);
           *started = true;
-          self->job_(due, kept, std::move(done));
+          if (self->job_) return self->job_(due, kept, std::move(done));
+          self->hand_over(job_run(due, kept, std::move(done)));
         },
         boost::asio::bind_executor(
             strand_, [self = shared_from_this(), due, claimed, started](error_code ec) {
@@ -155,6 +178,21 @@ class periodic_run : public std::enable_shared_from_this<periodic_run> {
               }
               self->report(due, occurrence_outcome::failed, ec);
             }));
+  }
+
+  /// A run for async_wait_run: to the longest waiting wait, or kept until
+  /// one comes.
+  void hand_over(job_run run) {
+    boost::asio::post(strand_, [self = shared_from_this(), run = std::move(run)]() mutable {
+      if (self->stopped_.load()) return;  // dropping it ends the run
+      if (self->run_waiters_.empty()) {
+        self->ready_.push_back(std::move(run));
+        return;
+      }
+      auto done = std::move(self->run_waiters_.front());
+      self->run_waiters_.pop_front();
+      done({}, std::move(run));
+    });
   }
 
   void report(const occurrence& due, occurrence_outcome outcome, error_code ec) {
@@ -177,6 +215,8 @@ class periodic_run : public std::enable_shared_from_this<periodic_run> {
   bool started_ = false;
   std::atomic<bool> stopped_{false};
   std::stop_source stopping_;
+  std::deque<job_run> ready_;  ///< Runs no wait has taken yet (async_wait_run).
+  std::deque<completion<error_code, job_run>> run_waiters_;
 };
 
 /// A claim or run lock re-entered by another instance sharing the owner id
@@ -243,8 +283,40 @@ void start_claim_due(client& owner, std::string name, due_claim_options options,
 
 }  // namespace detail
 
+job_run::job_run(job_run&& other) noexcept
+    : due_(std::move(other.due_)),
+      kept_(std::exchange(other.kept_, nullptr)),
+      done_(std::move(other.done_)) {}
+
+job_run& job_run::operator=(job_run&& other) noexcept {
+  if (this == &other) return *this;
+  done_ = std::move(other.done_);  // an unfinished run of this one ends as aborted
+  due_ = std::move(other.due_);
+  kept_ = std::exchange(other.kept_, nullptr);
+  return *this;
+}
+
+lease_token job_run::stop_token() const noexcept {
+  return kept_ != nullptr ? kept_->stop_token() : lease_token{};
+}
+
+std::uint64_t job_run::fence() const noexcept {
+  return kept_ != nullptr ? kept_->held().fence() : 0;
+}
+
+void job_run::finish(error_code ec) {
+  if (kept_ == nullptr) return;
+  kept_ = nullptr;
+  auto done = std::move(done_);
+  done(ec);
+}
+
+periodic_job::periodic_job(client& owner, std::string name, periodic_options options)
+    : periodic_job(owner, std::move(name), std::move(options), nullptr, {}) {}
+
 periodic_job::periodic_job(client& owner, std::string name, periodic_options options, job run,
-                           outcome_handler on_outcome) {
+                           outcome_handler on_outcome)
+    : executor_(owner.get_executor()) {
   const auto drift = owner.config().drift_factor;
   error_code invalid = validate(name, options.lock, drift);
   if (!invalid) invalid = validate(options.keep, options.lock.ttl, drift);
@@ -265,5 +337,9 @@ periodic_job::~periodic_job() { stop(); }
 void periodic_job::start() { run_->start(); }
 
 void periodic_job::stop() { run_->stop(); }
+
+void periodic_job::start_wait_run(detail::completion<error_code, job_run> done) {
+  run_->wait_run(std::move(done));
+}
 
 }  // namespace redlock

@@ -217,6 +217,18 @@ class blocking_client {
   /// As extend() above, but sets `ec` instead of throwing.
   lock extend(const lock& held, milliseconds ttl, error_code& ec);
 
+  /// See client::async_status: what every node holds for `resource` (the
+  /// key's holder and remaining TTL), read within `timeout`, without taking
+  /// or changing anything. Throws boost::system::system_error on failure:
+  /// errc::quorum_unreachable when fewer than a quorum answered,
+  /// errc::empty_resource or errc::invalid_request_timeout (`timeout` not
+  /// positive).
+  resource_status status(std::string resource, milliseconds timeout = milliseconds{2000});
+  /// As status() above, but sets `ec` instead of throwing; with
+  /// errc::quorum_unreachable the status still tells what the nodes that
+  /// answered said.
+  resource_status status(std::string resource, milliseconds timeout, error_code& ec);
+
   /// The asynchronous client underneath, for mixing styles.
   client& async_client() noexcept;
 

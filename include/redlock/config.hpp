@@ -101,6 +101,10 @@ struct retry_policy {
   }
 };
 
+/// The enumerator's name: "fixed", "exponential"; "unknown" for a value
+/// that is no enumerator.
+std::string_view to_string(retry_policy::backoff mode) noexcept;
+
 /// Options of one acquire.
 struct lock_options {
   milliseconds ttl{10000};  ///< Expiry of the key on each node.
@@ -210,6 +214,10 @@ struct keep_options {
 };
 
 enum class log_level { debug, info, warning, error };
+
+/// The enumerator's name: "debug", "info", "warning", "error"; "unknown"
+/// for a value that is no enumerator.
+std::string_view to_string(log_level level) noexcept;
 
 /// Receives the library's log lines. The default writes warnings and errors
 /// to stderr.

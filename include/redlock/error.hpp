@@ -3,6 +3,7 @@
 
 #include <boost/system/error_code.hpp>
 
+#include <string_view>
 #include <type_traits>
 
 namespace redlock {
@@ -69,6 +70,11 @@ enum class errc {
   /// nodes keep their fencing state.
   reserved_key,
 };
+
+/// The enumerator's name as spelled here ("not_acquired", "lock_lost",
+/// ...): stable, for logs and metric labels (message() is the sentence for
+/// people). "unknown" for a value that is no enumerator.
+std::string_view to_string(errc e) noexcept;
 
 /// The category of #errc. Its name is "redlock".
 const boost::system::error_category& error_category() noexcept;

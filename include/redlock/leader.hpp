@@ -8,6 +8,7 @@
 #include <redlock/lease_token.hpp>
 #include <redlock/lock.hpp>
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <stop_token>
@@ -17,7 +18,8 @@ namespace redlock {
 
 namespace detail {
 class campaign;
-}
+struct term_record;
+}  // namespace detail
 
 /// How a leader_election campaigns and keeps leadership.
 struct campaign_options {
@@ -32,6 +34,31 @@ struct campaign_options {
   /// How leadership is kept (auto-extension and the lost-lock signal);
   /// on_lost here is ignored in favour of the election's own.
   keep_options keep{};
+};
+
+/// One term of leadership, as leader_election::async_wait_elected gives it:
+/// what the elected_handler receives, and the term's number. Copies refer
+/// to the same term.
+struct leader_term {
+  /// The lock that stands for leadership (the elected_handler's `held`).
+  lock held;
+  /// The term's token (the elected_handler's `term`): stop_requested()
+  /// turns true when the term ends, read from the clock; check it before
+  /// each side effect. It never turns false again.
+  lease_token token;
+  /// Which of this contender's terms it is: 1 for its first (terms() once
+  /// it was won); 0 for an empty term.
+  unsigned number = 0;
+
+  /// The term's fencing token (held.fence()): with campaign_options
+  /// lock.fenced, the same for the whole term and larger than that of every
+  /// term that ended before this one was won; 0 otherwise.
+  std::uint64_t fence() const noexcept { return held.fence(); }
+
+ private:
+  friend class leader_election;
+  friend class detail::campaign;
+  std::shared_ptr<detail::term_record> record_;  ///< How the term ended, and who waits for it.
 };
 
 /// One contender for leadership of `resource`.
@@ -51,6 +78,17 @@ struct campaign_options {
 /// none starts after step_down()'s handler was called or the election was
 /// destroyed. The client must outlive the election's step-down.
 /// Leadership is exactly as safe as the lock: see docs/safety.md.
+///
+/// Besides the callbacks, or instead of them (the constructor without
+/// handlers), terms can be awaited with any completion token:
+/// async_wait_elected() gives the term, async_wait_term_end() tells when
+/// and why it ended, e.g. in a coroutine:
+///
+///     auto term = co_await election.async_wait_elected(boost::asio::use_awaitable);
+///     // lead while !term.token.stop_requested(), sending term.fence()
+///     error_code why;
+///     co_await election.async_wait_term_end(term,
+///         boost::asio::redirect_error(boost::asio::use_awaitable, why));
 ///
 /// Fenced terms (campaign_options::lock.fenced): each term's lock carries a
 /// fencing token, `held.fence()` in on_elected, which stays the same for
@@ -81,6 +119,10 @@ class leader_election {
   /// client_config::max_fenced_ttl.
   leader_election(client& owner, std::string resource, campaign_options options,
                   elected_handler on_elected, lost_handler on_lost);
+  /// A contender without callbacks: wait for its terms with
+  /// async_wait_elected() and async_wait_term_end(). Throws as the
+  /// constructor above does.
+  explicit leader_election(client& owner, std::string resource, campaign_options options = {});
   /// Steps down without waiting: the step-down is queued on the client's
   /// executor, which must still run it (destroy the election before the
   /// client, and keep the client's executor running until it has).
@@ -116,11 +158,60 @@ class leader_election {
         token);
   }
 
+  /// Waits until this contender leads.
+  ///
+  /// Handler signature: `void(redlock::error_code, redlock::leader_term)`.
+  ///
+  /// Completion condition: a term is current at the call (the wait then
+  /// completes with that term; one whose lost-lock signal has come due does
+  /// not count), or the next term is won (the handler runs after the
+  /// elected_handler was called for it); or the campaign is over.
+  ///
+  /// Error codes: success with the term; boost::asio::error::operation_aborted,
+  /// with an empty term, when the campaign ended before a term was won:
+  /// stepped down (async_step_down(), or the election destroyed) or the
+  /// client closed.
+  ///
+  /// Per-operation cancellation: none; step down to end every wait. Any
+  /// number of waits may be pending (before campaign() too): each gets the
+  /// term.
+  ///
+  /// The handler is never invoked from inside this function.
+  template <class CompletionToken>
+  auto async_wait_elected(CompletionToken&& token);
+
+  /// Waits for the end of `term` (a term of any leader_election, from
+  /// async_wait_elected()). Throws boost::system::system_error
+  /// (errc::not_a_lock) for an empty term.
+  ///
+  /// Handler signature: `void(redlock::error_code reason)`.
+  ///
+  /// Completion condition: the term ended, now or before the call: its
+  /// lost-lock signal was delivered, or it was stepped down. (The term's
+  /// token reads the clock, so it may turn true before.)
+  ///
+  /// Error codes: when leadership was lost, the lost-lock signal's reason,
+  /// the one the lost_handler gets (errc::lock_lost, errc::lock_expiring,
+  /// errc::hold_limit_reached, errc::lock_released,
+  /// errc::connection_closed); boost::asio::error::operation_aborted when
+  /// the term ended by a step-down (async_step_down(), or the election
+  /// destroyed).
+  ///
+  /// Per-operation cancellation: none. Any number of waits may be pending.
+  ///
+  /// The handler is never invoked from inside this function.
+  template <class CompletionToken>
+  auto async_wait_term_end(const leader_term& term, CompletionToken&& token);
+
  private:
   void step_down(detail::completion<error_code> done);
+  void start_wait_elected(detail::completion<error_code, leader_term> done);
+  void start_wait_term_end(const leader_term& term, detail::completion<error_code> done);
 
   client::executor_type executor_;
   std::shared_ptr<detail::campaign> campaign_;
 };
 
 }  // namespace redlock
+
+#include <redlock/impl/leader.hpp>

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace redlock {
@@ -30,6 +31,10 @@ struct node_outcome {
   status state = status::pending;  ///< What the node said.
   error_code error{};              ///< Why, when failed.
 };
+
+/// The enumerator's name: "pending", "acquired", "held_elsewhere",
+/// "failed"; "unknown" for a value that is no enumerator.
+std::string_view to_string(node_outcome::status s) noexcept;
 
 /// One acquisition of a resource, as the library knows it.
 ///

@@ -9,6 +9,7 @@
 #include <redlock/run_exclusive.hpp>
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -107,6 +108,14 @@ enum class claim_outcome {
   failed,  ///< The nodes failed, or the claim was cancelled: see the error code.
 };
 
+/// The enumerator's name ("ran", "claimed_elsewhere", "previous_running",
+/// "missed", "failed", "contended"), for logs and metric labels; "unknown"
+/// for a value that is no enumerator.
+std::string_view to_string(occurrence_outcome outcome) noexcept;
+/// The enumerator's name ("claimed", "claimed_elsewhere", "contended",
+/// "missed", "failed"); "unknown" for a value that is no enumerator.
+std::string_view to_string(claim_outcome outcome) noexcept;
+
 /// Options of a one-shot claim (async_claim_due).
 struct due_claim_options {
   schedule when = schedule::every(std::chrono::minutes(1));  ///< The due times.
@@ -201,6 +210,55 @@ auto async_claim_due(client& owner, std::string name, due_claim_options options,
       token, std::move(name), std::move(options));
 }
 
+/// One run of a periodic job, as periodic_job::async_wait_run gives it: the
+/// due time, and the run lock, held and kept extended until finish() is
+/// called or the run is destroyed (which finishes it as
+/// boost::asio::error::operation_aborted), then released. Movable, not
+/// copyable. finish() may be called from any thread; the client must
+/// outlive the run's finish.
+class job_run {
+ public:
+  /// No run.
+  job_run() = default;
+  /// Finishes an unfinished run as operation_aborted.
+  ~job_run() = default;
+  /// Takes `other`'s run; `other` has none afterwards.
+  job_run(job_run&& other) noexcept;
+  /// Finishes this one's run as operation_aborted, then takes `other`'s.
+  job_run& operator=(job_run&& other) noexcept;
+  job_run(const job_run&) = delete;
+  job_run& operator=(const job_run&) = delete;
+
+  /// A run not finished yet.
+  bool running() const noexcept { return kept_ != nullptr; }
+  /// The due time this run is for.
+  const occurrence& due() const noexcept { return due_; }
+  /// The kept run lock (see keeper: its stop_token(), async_wait_lost()).
+  /// Only while running().
+  keeper& kept() const noexcept { return *kept_; }
+  /// The run's token (kept().stop_token()): stop_requested() turns true on
+  /// time when the run lock must be given up; check it before each side
+  /// effect. A default token once finished.
+  lease_token stop_token() const noexcept;
+  /// The run's fencing token (kept().held().fence()) with
+  /// periodic_options::lock.fenced, larger than every earlier run's; 0
+  /// otherwise, or once finished.
+  std::uint64_t fence() const noexcept;
+  /// The job is over: releases the run lock, and reports the due time as
+  /// occurrence_outcome::ran with `ec` (see periodic_job::outcome_handler).
+  /// Once; later calls do nothing.
+  void finish(error_code ec = {});
+
+ private:
+  friend class detail::periodic_run;
+  job_run(occurrence due, keeper& kept, work_done done) noexcept
+      : due_(std::move(due)), kept_(&kept), done_(std::move(done)) {}
+
+  occurrence due_;
+  keeper* kept_ = nullptr;  ///< Lives as long as done_ is not called.
+  work_done done_;
+};
+
 /// Runs a job at most once per due time across every instance that runs a
 /// periodic_job with the same client key prefix, name and schedule.
 ///
@@ -215,6 +273,18 @@ auto async_claim_due(client& owner, std::string name, due_claim_options options,
 /// time. A claim whose job could not start is released, so another instance
 /// still within its window may take the due time if it has not tried yet
 /// (one that found the claim held has given up on that due time).
+///
+/// The job is a function called for each run, or, for a job made without
+/// one, each run is handed to async_wait_run() with any completion token,
+/// e.g. in a coroutine:
+///
+///     redlock::periodic_job job(locks, "report", options);
+///     job.start();
+///     for (;;) {
+///       auto run = co_await job.async_wait_run(boost::asio::use_awaitable);
+///       // work for run.due() while !run.stop_token().stop_requested()
+///       run.finish();
+///     }
 class periodic_job {
  public:
   /// Called with the due time, the kept run lock and the callback to call
@@ -228,9 +298,13 @@ class periodic_job {
   /// Throws boost::system::system_error for an empty name or bad lock or
   /// keep options (errc::fenced_ttl_too_long for a fenced run lock whose TTL
   /// exceeds client_config::max_fenced_ttl), std::invalid_argument for a
-  /// negative max_clock_skew or a lock.reentrant_owner.
+  /// negative max_clock_skew or a lock.reentrant_owner. An empty `run`
+  /// hands the runs to async_wait_run() instead.
   periodic_job(client& owner, std::string name, periodic_options options, job run,
                outcome_handler on_outcome = {});
+  /// A job whose runs are handed out by async_wait_run(); throws as the
+  /// constructor above does.
+  periodic_job(client& owner, std::string name, periodic_options options);
   /// Stops scheduling; a job running now runs to its end.
   ~periodic_job();
   periodic_job(const periodic_job&) = delete;
@@ -244,8 +318,36 @@ class periodic_job {
   /// to its end. The client must outlive the periodic_job.
   void stop();
 
+  /// Waits for this instance's next run: a due time it claimed, with the
+  /// run lock held and kept extended (see job_run). For a job made without
+  /// a job function; start() it too.
+  ///
+  /// Handler signature: `void(redlock::error_code, redlock::job_run)`.
+  ///
+  /// Completion condition: a run is ready, or the job stopped. A run that
+  /// finds no wait pending is kept, its run lock extended, until the next
+  /// wait takes it (meanwhile this instance's next due times find the run
+  /// lock held: occurrence_outcome::previous_running).
+  ///
+  /// Error codes: success with the run; boost::asio::error::operation_aborted,
+  /// with no run, once the job was stopped or destroyed;
+  /// boost::asio::error::operation_not_supported for a job made with a job
+  /// function (its runs go there).
+  ///
+  /// Per-operation cancellation: none; stop() ends every wait. Any number
+  /// of waits may be pending: each run goes to the one that waited longest.
+  ///
+  /// The handler is never invoked from inside this function.
+  template <class CompletionToken>
+  auto async_wait_run(CompletionToken&& token);
+
  private:
+  void start_wait_run(detail::completion<error_code, job_run> done);
+
+  client::executor_type executor_;
   std::shared_ptr<detail::periodic_run> run_;
 };
 
 }  // namespace redlock
+
+#include <redlock/impl/periodic.hpp>

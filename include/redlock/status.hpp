@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace redlock {
@@ -32,6 +33,10 @@ struct node_status {
   /// The node answered (state is not unknown).
   bool answered() const noexcept { return state != holding::unknown; }
 };
+
+/// The enumerator's name: "unknown", "free", "plain", "reentrant", "other";
+/// "invalid" for a value that is no enumerator (unknown is one).
+std::string_view to_string(node_status::holding h) noexcept;
 
 /// Every node's view, in configuration order, and what a quorum agrees on.
 /// A snapshot read without a lock: by the time it arrives a holder may have

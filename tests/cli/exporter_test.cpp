@@ -226,6 +226,9 @@ TEST_CASE("prometheus_metrics renders the text format, escaping label values", "
   CHECK(prometheus_metrics::result_label({}) == "ok");
   CHECK(prometheus_metrics::result_label(errc::quorum_unreachable) == "quorum_unreachable");
   CHECK(prometheus_metrics::result_label(errc::invalid_ttl) == "invalid_argument");
+  // Every other redlock code is labelled with its name (redlock::to_string).
+  CHECK(prometheus_metrics::result_label(errc::fence_state_lost) == "fence_state_lost");
+  CHECK(prometheus_metrics::result_label(errc::lock_expiring) == "lock_expiring");
   CHECK(prometheus_metrics::result_label(boost::asio::error::operation_aborted) == "aborted");
   CHECK(prometheus_metrics::result_label(boost::asio::error::connection_refused) == "error");
 }

@@ -172,3 +172,48 @@ TEST_CASE("status reads each node's holder and TTL and the quorum's holder",
     CHECK(std::get<0>(read_status(e.io, locks, "job", 0ms)) == errc::invalid_request_timeout);
   }
 }
+
+TEST_CASE("blocking_client::status reads what every node holds, throwing or setting an error",
+          "[integration][status][blocking]") {
+  env e(3);
+  redlock::blocking_client blocking(e.config);
+  // Free everywhere.
+  auto free = blocking.status("job");
+  CHECK(free.resource == "job");
+  CHECK(free.answered == 3);
+  CHECK(free.free == 3);
+  CHECK_FALSE(free.quorum_holder);
+
+  // Held through the same blocking client: every node shows its token.
+  const auto held = blocking.acquire("job", once(10s));
+  REQUIRE(e.key_everywhere(e.key("job"), held.token()));
+  const auto taken = blocking.status("job", 1s);
+  CHECK(taken.answered == 3);
+  CHECK(taken.free == 0);
+  CHECK(taken.quorum_holder == held.token());
+  for (const auto& node : taken.nodes) {
+    CHECK(node.state == node_status::holding::plain);
+    CHECK(node.holder == held.token());
+    REQUIRE(node.ttl);
+    CHECK(*node.ttl > 5s);
+  }
+
+  // Bad arguments are refused before anything is sent.
+  CHECK(code_of([&] { blocking.status("", 1s); }) == errc::empty_resource);
+  error_code ec;
+  blocking.status("job", 0ms, ec);
+  CHECK(ec == errc::invalid_request_timeout);
+
+  // Too few answers: the error_code form still tells what the others said,
+  // the throwing form throws quorum_unreachable.
+  e.nodes.node(0).pause();
+  e.nodes.node(1).pause();
+  const auto partial = blocking.status("job", 100ms, ec);
+  CHECK(ec == errc::quorum_unreachable);
+  CHECK(partial.answered == 1);
+  CHECK(partial.nodes[2].holder == held.token());
+  CHECK(partial.nodes[0].error == errc::node_timeout);
+  CHECK(code_of([&] { blocking.status("job", 100ms); }) == errc::quorum_unreachable);
+  e.nodes.node(0).resume();
+  e.nodes.node(1).resume();
+}

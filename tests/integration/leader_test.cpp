@@ -3,9 +3,16 @@
 
 #include <redlock/leader.hpp>
 
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/use_future.hpp>
+
 #include <array>
 #include <atomic>
 #include <functional>
+#include <future>
 #include <memory>
 #include <optional>
 #include <thread>
@@ -288,8 +295,175 @@ TEST_CASE("the term's token stops on time even while the client's executor is he
   CHECK(token_stopped);
   CHECK_FALSE(still_leading);
   // Delivered once the executor runs again: on_lost, and the std token.
-  run_until(e.io, [&] { return c.lost_reason.has_value(); }, 5s);
+  run_until(
+      e.io, [&] { return c.lost_reason.has_value(); }, 5s);
   CHECK(c.term.get_stop_token().stop_requested());
   CHECK(c.term.stop_requested());
   step_down(e, c);
+}
+
+namespace {
+
+namespace asio = boost::asio;
+
+/// What a coroutine that leads one term saw.
+struct term_log {
+  std::optional<redlock::leader_term> term;
+  std::optional<error_code> ended;    ///< The term's end, once it came.
+  std::optional<error_code> failure;  ///< What async_wait_elected threw.
+};
+
+/// Waits to be elected, then for the end of the term.
+asio::awaitable<void> lead_once(redlock::leader_election& election, std::shared_ptr<term_log> log) {
+  try {
+    log->term = co_await election.async_wait_elected(asio::use_awaitable);
+  } catch (const boost::system::system_error& failure) {
+    log->failure = failure.code();
+    co_return;
+  }
+  error_code why;
+  co_await election.async_wait_term_end(*log->term, asio::redirect_error(asio::use_awaitable, why));
+  log->ended = why;
+}
+
+}  // namespace
+
+TEST_CASE("leader election in coroutines: co_await the term, and its end by a step-down",
+          "[integration][leader][awaitable]") {
+  env e;
+  redlock::client first_locks(e.io.get_executor(), e.config);
+  redlock::client second_locks(e.io.get_executor(), e.config);
+  redlock::campaign_options options;
+  options.lock = once(3s);
+  redlock::leader_election first(first_locks, "leader", options);
+  redlock::leader_election second(second_locks, "leader", options);
+
+  auto first_log = std::make_shared<term_log>();
+  asio::co_spawn(e.io, lead_once(first, first_log), asio::detached);
+  first.campaign();
+  run_until(
+      e.io, [&] { return first_log->term.has_value(); }, op_limit, "the first election");
+  const auto term = *first_log->term;
+  CHECK(term.number == 1);
+  CHECK(first.terms() == 1);
+  CHECK(first.leading());
+  CHECK(term.held.valid());
+  CHECK(term.fence() == 0);  // not fenced
+  CHECK_FALSE(term.token.stop_requested());
+  REQUIRE(e.key_everywhere(e.key("leader"), term.held.token()));
+
+  // A wait while leading gets the current term (never from inside the call).
+  bool again = false;
+  redlock::leader_term same;
+  first.async_wait_elected([&](error_code ec, redlock::leader_term t) {
+    CHECK_FALSE(ec);
+    same = std::move(t);
+    again = true;
+  });
+  CHECK_FALSE(again);
+  run_until(e.io, [&] { return again; });
+  CHECK(same.number == 1);
+  CHECK(same.held.token() == term.held.token());
+
+  // The follower's coroutine waits while the first leads.
+  auto second_log = std::make_shared<term_log>();
+  asio::co_spawn(e.io, lead_once(second, second_log), asio::detached);
+  second.campaign();
+  REQUIRE(e.someone_waits_for(e.key("leader")));
+  CHECK_FALSE(second_log->term.has_value());
+  CHECK_FALSE(first_log->ended.has_value());
+
+  // Stepping down ends the term (operation_aborted: not a loss), and the
+  // follower's co_await returns its term.
+  auto stepped = first.async_step_down(asio::use_future);
+  get_running(e.io, stepped);
+  run_until(
+      e.io, [&] { return first_log->ended.has_value(); }, op_limit, "the term's end");
+  CHECK(*first_log->ended == asio::error::operation_aborted);
+  CHECK(term.token.stop_requested());
+  run_until(
+      e.io, [&] { return second_log->term.has_value(); }, op_limit, "the second election");
+  CHECK(second.leading());
+  CHECK(second_log->term->number == 1);
+  CHECK(second_log->term->held.token() != term.held.token());
+  REQUIRE(e.key_everywhere(e.key("leader"), second_log->term->held.token()));
+
+  // The first's campaign is over: a wait for a term ends at once.
+  auto after = first.async_wait_elected(asio::use_future);
+  CHECK(code_of([&] { get_running(e.io, after); }) == asio::error::operation_aborted);
+  // A wait for the end of a term that ended is told how it ended.
+  auto ended = first.async_wait_term_end(term, asio::use_future);
+  CHECK(code_of([&] { get_running(e.io, ended); }) == asio::error::operation_aborted);
+
+  auto done = second.async_step_down(asio::use_future);
+  get_running(e.io, done);
+  run_until(e.io, [&] { return second_log->ended.has_value(); });
+  CHECK(*second_log->ended == asio::error::operation_aborted);
+  CHECK(e.key_nowhere(e.key("leader")));
+}
+
+TEST_CASE(
+    "leader election with futures and callbacks: a fenced term lost to a partition ends "
+    "with its reason, and the next leader's fence is larger",
+    "[integration][leader][awaitable]") {
+  env e;
+  // Fresh nodes seed their fencing state for max_fenced_ttl: keep it short.
+  e.config.max_fenced_ttl = 1s;
+  auto proxies = std::vector<std::unique_ptr<redlock::test::fault_proxy>>{};
+  auto cut_off_config = e.config;
+  for (std::size_t i = 0; i < e.nodes.size(); ++i) {
+    proxies.push_back(std::make_unique<redlock::test::fault_proxy>(e.nodes.node(i).port()));
+    cut_off_config.nodes[i].port = proxies.back()->port();
+  }
+  redlock::client cut_off_locks(e.io.get_executor(), cut_off_config);
+  redlock::client follower_locks(e.io.get_executor(), e.config);
+  redlock::campaign_options options;
+  options.lock = once(1s);
+  options.lock.fenced = true;
+  redlock::leader_election cut_off(cut_off_locks, "leader", options);
+  redlock::leader_election follower(follower_locks, "leader", options);
+
+  // An empty term has no end to wait for.
+  CHECK(code_of([&] { cut_off.async_wait_term_end(redlock::leader_term{}, [](error_code) {}); }) ==
+        errc::not_a_lock);
+
+  auto elected = cut_off.async_wait_elected(asio::use_future);
+  cut_off.campaign();
+  const auto term = get_running(e.io, elected);
+  CHECK(term.number == 1);
+  CHECK(term.held.fenced());
+  CHECK(term.fence() > 0);
+  CHECK(term.fence() == term.held.fence());
+
+  auto next = follower.async_wait_elected(asio::use_future);
+  follower.campaign();
+
+  // The leader is cut off from every node: its term ends with the
+  // lost-lock signal's reason, told to a callback.
+  std::optional<error_code> reason;
+  cut_off.async_wait_term_end(term, [&](error_code why) { reason = why; });
+  for (auto& p : proxies) p->partition(redlock::test::fault_proxy::partition_mode::blackhole);
+  run_until(
+      e.io, [&] { return reason.has_value(); }, op_limit, "the term's end");
+  CHECK(*reason == errc::lock_expiring);
+  CHECK(term.token.stop_requested());
+  CHECK_FALSE(cut_off.leading());
+
+  // Asked again after the end: the same reason, not from inside the call.
+  std::optional<error_code> told_again;
+  cut_off.async_wait_term_end(term, [&](error_code why) { told_again = why; });
+  CHECK_FALSE(told_again.has_value());
+  run_until(e.io, [&] { return told_again.has_value(); });
+  CHECK(*told_again == errc::lock_expiring);
+
+  // The follower leads next, with a larger fence.
+  const auto follower_term = get_running(e.io, next);
+  CHECK(follower.leading());
+  CHECK(follower_term.fence() > term.fence());
+
+  for (auto& p : proxies) p->partition(redlock::test::fault_proxy::partition_mode::none);
+  auto a = cut_off.async_step_down(asio::use_future);
+  CHECK_NOTHROW(get_running(e.io, a));
+  auto b = follower.async_step_down(asio::use_future);
+  CHECK_NOTHROW(get_running(e.io, b));
 }

@@ -3,6 +3,11 @@
 
 #include <redlock/periodic.hpp>
 
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/use_future.hpp>
+
 #include <map>
 #include <memory>
 #include <mutex>
@@ -514,4 +519,148 @@ TEST_CASE("periodic jobs and claims refuse a reentrant owner and a skew the time
   claim.max_clock_skew = 700ms;
   claim.lock.reentrant_owner = "host-a";
   CHECK_THROWS_AS(start(claim), std::invalid_argument);
+}
+
+namespace {
+
+namespace asio = boost::asio;
+
+/// The options of the token-form tests: every second, a 700 ms run lock.
+redlock::periodic_options every_second() {
+  redlock::periodic_options options;
+  options.when = redlock::schedule::every(1s);
+  options.max_clock_skew = 400ms;
+  options.lock = once(700ms);
+  return options;
+}
+
+/// What the coroutine saw of each run.
+struct run_log {
+  std::vector<std::string> due_ids;
+  std::vector<bool> held_while_running;  ///< The run lock held by a quorum, token not stopped.
+  std::vector<bool> running_after_finish;
+  std::optional<error_code> ended;  ///< What ended the loop.
+};
+
+/// Takes runs until the job stops, checking each holds its run lock.
+asio::awaitable<void> take_runs(redlock::periodic_job& job, env& e, std::shared_ptr<run_log> log) {
+  try {
+    for (;;) {
+      auto run = co_await job.async_wait_run(asio::use_awaitable);
+      log->due_ids.push_back(run.due().id);
+      log->held_while_running.push_back(
+          run.running() && !run.stop_token().stop_requested() &&
+          e.nodes_holding(e.key("nightly"), run.kept().held().token()) >= 3);
+      run.finish();
+      log->running_after_finish.push_back(run.running());
+    }
+  } catch (const boost::system::system_error& failure) {
+    log->ended = failure.code();
+  }
+}
+
+}  // namespace
+
+TEST_CASE("periodic job in a coroutine: co_await each run, which holds the run lock until finished",
+          "[integration][periodic][awaitable]") {
+  env e;
+  redlock::client locks(e.io.get_executor(), e.config);
+  warm_up(e.io, locks);
+  std::map<std::string, std::vector<std::pair<occurrence_outcome, error_code>>> outcomes;
+  redlock::periodic_job job(locks, "nightly", every_second(), nullptr,
+                            [&](const occurrence& due, occurrence_outcome outcome, error_code ec) {
+                              outcomes[due.id].emplace_back(outcome, ec);
+                            });
+  auto log = std::make_shared<run_log>();
+  asio::co_spawn(e.io, take_runs(job, e, log), asio::detached);
+  job.start();
+  auto ran = [&] {
+    return std::count_if(outcomes.begin(), outcomes.end(), [](const auto& o) {
+      return o.second.size() == 1 && o.second.front().first == occurrence_outcome::ran;
+    });
+  };
+  run_until(
+      e.io, [&] { return ran() >= 2; }, 6s, "two runs");
+  job.stop();
+  run_until(
+      e.io, [&] { return log->ended.has_value(); }, op_limit, "the coroutine's end");
+  CHECK(*log->ended == asio::error::operation_aborted);
+
+  REQUIRE(log->due_ids.size() >= 2);
+  for (std::size_t i = 0; i < log->due_ids.size(); ++i) {
+    INFO("run " << i << " for due " << log->due_ids[i]);
+    CHECK(log->held_while_running[i]);
+    CHECK_FALSE(log->running_after_finish[i]);
+    if (i > 0) CHECK(log->due_ids[i] > log->due_ids[i - 1]);
+  }
+  // Each run finished without an error was reported as such.
+  for (const auto& id : log->due_ids) {
+    if (!outcomes.count(id)) continue;  // the last may have ended after stop()
+    INFO("due " << id);
+    REQUIRE(outcomes[id].size() == 1);
+    CHECK(outcomes[id].front().first == occurrence_outcome::ran);
+    CHECK_FALSE(outcomes[id].front().second);
+  }
+  CHECK(e.key_nowhere(e.key("nightly")));
+}
+
+TEST_CASE(
+    "periodic job with futures and callbacks: a run nobody waits for is kept until taken, and "
+    "dropping it releases the run lock",
+    "[integration][periodic][awaitable]") {
+  env e;
+  redlock::client locks(e.io.get_executor(), e.config);
+  warm_up(e.io, locks);
+  std::vector<std::pair<std::string, error_code>> ran;
+  redlock::periodic_job job(locks, "nightly", every_second(), nullptr,
+                            [&](const occurrence& due, occurrence_outcome outcome, error_code ec) {
+                              if (outcome == occurrence_outcome::ran) ran.emplace_back(due.id, ec);
+                            });
+  job.start();
+  // No wait is pending: the first run holds its run lock, kept extended
+  // past its 700 ms TTL, until a wait takes it.
+  REQUIRE(poll_until(
+      e.io, [&] { return e.nodes_holding(e.key("nightly")) >= 3; }, 4s));
+  wait_on_timer(e.io, 1200ms);
+  CHECK(e.nodes_holding(e.key("nightly")) >= 3);
+
+  auto next = job.async_wait_run(asio::use_future);
+  auto run = get_running(e.io, next);
+  REQUIRE(run.running());
+  CHECK(run.kept().extensions() >= 1);
+  CHECK(run.fence() == 0);  // not fenced
+  CHECK(e.nodes_holding(e.key("nightly"), run.kept().held().token()) >= 3);
+  const auto id = run.due().id;
+
+  // Dropping the run finishes it as aborted: the run lock is released and
+  // the outcome says so.
+  {
+    auto dropped = std::move(run);
+    CHECK_FALSE(run.running());
+    CHECK(dropped.running());
+  }
+  REQUIRE(poll_until(
+      e.io, [&] { return !ran.empty(); }, 4s));
+  CHECK(ran.front().first == id);
+  CHECK(ran.front().second == asio::error::operation_aborted);
+
+  // Once stopped, a wait ends at once with operation_aborted (never from
+  // inside the call), and nothing holds the run lock.
+  job.stop();
+  std::optional<error_code> after_stop;
+  job.async_wait_run([&](error_code ec, redlock::job_run r) {
+    after_stop = ec;
+    CHECK_FALSE(r.running());
+  });
+  CHECK_FALSE(after_stop.has_value());
+  run_until(e.io, [&] { return after_stop.has_value(); });
+  CHECK(*after_stop == asio::error::operation_aborted);
+  CHECK(e.key_nowhere(e.key("nightly")));
+
+  // A job with a job function gives its runs to it: waits are refused.
+  redlock::periodic_job with_function(
+      locks, "other", every_second(),
+      [](const occurrence&, redlock::keeper&, redlock::work_done done) { done({}); });
+  auto refused = with_function.async_wait_run(asio::use_future);
+  CHECK(code_of([&] { get_running(e.io, refused); }) == asio::error::operation_not_supported);
 }

@@ -23,6 +23,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstddef>
+#include <future>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -145,6 +146,16 @@ std::tuple<Results...> run_op(boost::asio::io_context& io, Start&& start,
   return std::move(**result);
 }
 
+/// Runs `io` on this thread until `f` (from use_future, for an operation
+/// on `io`) is ready; returns what it holds, or throws what it holds.
+template <class T>
+T get_running(boost::asio::io_context& io, std::future<T>& f, milliseconds limit = op_limit) {
+  run_until(
+      io, [&] { return f.wait_for(std::chrono::seconds(0)) == std::future_status::ready; }, limit,
+      "the future");
+  return f.get();
+}
+
 /// Lets `delay` pass while running `io`, on an asio timer: for tests about
 /// time passing (a lock expiring), or pacing retries, never to wait for an
 /// event that has a handler of its own.
@@ -244,17 +255,12 @@ inline std::size_t count_nodes(const lock& held, status state) {
                     [&](const node_outcome& o) { return o.state == state; }));
 }
 
-inline const char* status_name(status s) {
-  static constexpr const char* names[] = {"pending", "acquired", "held_elsewhere", "failed"};
-  return names[static_cast<int>(s)];
-}
-
 /// "0:acquired 1:failed(...) ...", for failure messages.
 inline std::string describe_nodes(const lock& held) {
   std::string out;
   for (std::size_t i = 0; i < held.nodes().size(); ++i) {
     const auto& o = held.nodes()[i];
-    out += fmt::format("{}:{}", i, status_name(o.state));
+    out += fmt::format("{}:{}", i, redlock::to_string(o.state));
     if (o.error) out += fmt::format("({})", o.error.message());
     out += ' ';
   }
@@ -545,7 +551,7 @@ struct StringMaker<redlock::errc> {
 template <>
 struct StringMaker<redlock::node_outcome::status> {
   static std::string convert(redlock::node_outcome::status s) {
-    return redlock::itest::status_name(s);
+    return std::string(redlock::to_string(s));
   }
 };
 

@@ -9,38 +9,11 @@ namespace {
 
 std::int64_t ns(clock::time_point t) { return t.time_since_epoch().count(); }
 
-std::string_view level_name(log_level level) {
-  switch (level) {
-    case log_level::debug:
-      return "debug";
-    case log_level::info:
-      return "info";
-    case log_level::warning:
-      return "warning";
-    case log_level::error:
-      return "error";
-  }
-  return "?";
-}
-
 }  // namespace
 
 std::string reason(const error_code& ec) {
   if (ec.category() == error_category()) {
-    switch (static_cast<errc>(ec.value())) {
-      case errc::not_acquired:
-        return "not_acquired";
-      case errc::quorum_unreachable:
-        return "quorum_unreachable";
-      case errc::validity_expired:
-        return "validity_expired";
-      case errc::lock_expired:
-        return "lock_expired";
-      case errc::lock_lost:
-        return "lock_lost";
-      default:
-        break;
-    }
+    return std::string(to_string(static_cast<errc>(ec.value())));
   }
   return ec.message();
 }
@@ -64,7 +37,7 @@ client_config make_client_config(const std::vector<std::uint16_t>& ports,
   config.log = [file](log_level level, std::string_view text) {
     if (!file) return;
     std::fprintf(file.get(), "%lld %.*s %.*s\n", static_cast<long long>(now_ns()),
-                 static_cast<int>(level_name(level).size()), level_name(level).data(),
+                 static_cast<int>(to_string(level).size()), to_string(level).data(),
                  static_cast<int>(text.size()), text.data());
     std::fflush(file.get());
   };

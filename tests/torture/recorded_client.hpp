@@ -26,8 +26,8 @@ inline constexpr std::string_view key_prefix = "torture:";
 client_config make_client_config(const std::vector<std::uint16_t>& ports,
                                  const std::filesystem::path& log_file);
 
-/// The stable name of an outcome the checker counts ("not_acquired",
-/// "lock_lost", ...), or the error's message.
+/// The stable name of an outcome the checker counts: a redlock error's
+/// to_string ("not_acquired", "lock_lost", ...), or another error's message.
 std::string reason(const error_code& ec);
 
 class recorded_client {
