@@ -419,7 +419,7 @@ TEST_CASE("cli acquire, extend and release round trip from a shell", "[cli][toke
   CHECK(f.free_everywhere("job"));
 }
 
-TEST_CASE("cli --lock-delay: the keys live TTL + delay; a release frees them at once",
+TEST_CASE("cli --lock-delay: the keys live TTL + delay, and a release frees them at once",
           "[cli][token][lock-delay]") {
   fixture f;
   const auto held = f.run({"acquire", "--ttl", "2s", "--lock-delay", "5s", "job"});

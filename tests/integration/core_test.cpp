@@ -722,7 +722,7 @@ TEST_CASE("the cancellation slot ends an extend in flight, which keeps the old v
   CHECK(e.release_everywhere(locks, got.held).removed >= 3);
 }
 
-TEST_CASE("the cancellation slot ends a release in flight; its deletes still run",
+TEST_CASE("the cancellation slot ends a release in flight, and its deletes still run",
           "[integration]") {
   env e;
   redlock::client locks(e.io.get_executor(), e.config);

@@ -172,7 +172,7 @@ TEST_CASE("a restart seen on reconnecting makes the node's fencing state lost",
   }));
 }
 
-TEST_CASE("several resources get one fence each; a reentrant hold keeps its fence",
+TEST_CASE("several resources get one fence each, and a reentrant hold keeps its fence",
           "[integration][fencing]") {
   env e(3);
   fence_quickly(e.config);

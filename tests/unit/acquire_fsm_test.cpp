@@ -274,7 +274,7 @@ TEST_CASE("acquire_fsm: a quorum too late fails with validity_expired and is und
   CHECK(done.error == errc::validity_expired);
 }
 
-TEST_CASE("acquire_fsm: failing nodes sink the round; the undo covers them",
+TEST_CASE("acquire_fsm: failing nodes sink the round, and the undo covers them",
           "[unit][acquire_fsm]") {
   acquire_fsm fsm(3, rules(1), &half);
   fsm.start(t0);

@@ -15,7 +15,7 @@ const redlock::clock::time_point t0{std::chrono::seconds(50)};
 const auto no_deadline = redlock::clock::time_point::max();
 }  // namespace
 
-TEST_CASE("jitter scales the delay within [1-j, 1+j]", "[unit][backoff]") {
+TEST_CASE("jitter scales the delay by a factor from 1-j to 1+j", "[unit][backoff]") {
   CHECK(jittered(100ms, 0.5, 0.0) == 50ms);
   CHECK(jittered(100ms, 0.5, 0.5) == 100ms);
   CHECK(jittered(100ms, 0.5, 0.999999) > 149ms);

@@ -245,7 +245,7 @@ TEST_CASE("keep: an extension TTL longer than the lock's leaves the lock's own m
   CHECK(fsm.signal_at() == t0 + 30s - 302ms - 100ms);
 }
 
-TEST_CASE("keep: stopping ends it without a signal; closing signals connection_closed",
+TEST_CASE("keep: stopping ends it without a signal, closing signals connection_closed",
           "[unit][keep]") {
   keep_fsm stopped(rules_of(), acquired_deadline());
   stopped.stop();

@@ -15,7 +15,7 @@ TEST_CASE("tokens are 128-bit hex and never repeat", "[unit][random]") {
   }
 }
 
-TEST_CASE("unit_random stays in [0, 1)", "[unit][random]") {
+TEST_CASE("unit_random stays in 0 <= x < 1", "[unit][random]") {
   double low = 1.0;
   double high = 0.0;
   for (int i = 0; i < 10000; ++i) {
