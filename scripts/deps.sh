@@ -9,6 +9,7 @@ packages=(
   libsqlite3-dev
   redis-server redis-tools libssl-dev openssl
   doxygen
+  man-db groff-base
   clang-14 libclang-rt-14-dev
 )
 
