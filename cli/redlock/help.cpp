@@ -64,11 +64,19 @@ std::string help_formatter::make_option_opts(const CLI::Option* option) const {
 }
 
 std::string help_formatter::make_option_desc(const CLI::Option* option) const {
+  // '\x01' keeps "(default: 30s)" on one line; a blank once wrapped.
+  constexpr char joined = '\x01';
   std::string text = option->get_description();
   const auto& fallback = option->get_default_str();
-  if (!fallback.empty() && option->get_type_size() != 0) text += " (default: " + fallback + ")";
-  if (!option->get_envname().empty()) text += " (env: " + option->get_envname() + ")";
-  return wrap(text, line_width - option_column);
+  if (!fallback.empty() && option->get_type_size() != 0) {
+    text += std::string(" (default:") + joined + fallback + ")";
+  }
+  if (!option->get_envname().empty()) {
+    text += std::string(" (env:") + joined + option->get_envname() + ")";
+  }
+  auto wrapped = wrap(text, line_width - option_column);
+  std::replace(wrapped.begin(), wrapped.end(), joined, ' ');
+  return wrapped;
 }
 
 std::string help_formatter::make_subcommand(const CLI::App* command) const {
@@ -107,9 +115,6 @@ std::string wrap(const std::string& text, std::size_t width) {
   return out;
 }
 
-}  // namespace redlock::cli
-
-namespace redlock::cli {
 namespace {
 
 /// Every long name ("--ttl") and short name ("-n") of `app`'s options.

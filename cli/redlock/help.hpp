@@ -36,14 +36,11 @@ void use_help_formatter(CLI::App& app, const std::string& usage_tail = {});
 /// longer word keeps its own line).
 std::string wrap(const std::string& text, std::size_t width);
 
-}  // namespace redlock::cli
-
-namespace redlock::cli {
-
 /// The usage error for `argument`, an option that `command` (nullptr: the
 /// root, before any command) does not know: a global option given after
-/// the command gets told to go before it; otherwise "unknown option X",
-/// with the nearest known option when it is close.
+/// the command is told to go before it, and a command's option given
+/// before the command to go after it; otherwise "unknown option X", with
+/// the nearest known option when it is within an edit distance of 2.
 std::string unknown_option_message(const CLI::App& root, const CLI::App* command,
                                    const std::string& argument);
 

@@ -108,8 +108,8 @@ session::session(const global_options& options) : options_(options) {
     if (r.risk == node_risk::no_aof) {
       if (std::exchange(*warned, true)) return;
       print_line(fmt::format(
-          "redlock: warning: {} runs without AOF: a restart forgets its locks (hide this with "
-          "--no-aof-warning or REDLOCK_NO_AOF_WARNING=1)",
+          "redlock: warning: {}: no AOF, a restart forgets its locks (--no-aof-warning or "
+          "REDLOCK_NO_AOF_WARNING=1 hides this)",
           r.endpoint));
       return;
     }
