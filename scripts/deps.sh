@@ -12,7 +12,7 @@ packages=(
   redis-server redis-tools
 )
 case "${1:-}" in
-  "") packages+=(catch2 libsqlite3-dev openssl lintian doxygen clang-14 libclang-rt-14-dev) ;;
+  "") packages+=(catch2 libsqlite3-dev openssl lintian man-db groff-base doxygen clang-14 libclang-rt-14-dev) ;;
   demo) ;;
   *)
     echo "usage: $0 [demo]" >&2

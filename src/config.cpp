@@ -5,13 +5,38 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdlib>
 #include <limits>
 #include <set>
 #include <utility>
 
 namespace redlock {
+namespace {
+
+/// `text` without the blanks around it.
+std::string_view trimmed(std::string_view text) {
+  constexpr std::string_view blanks = " \t\r\n";
+  const auto first = text.find_first_not_of(blanks);
+  if (first == std::string_view::npos) return {};
+  return text.substr(first, text.find_last_not_of(blanks) - first + 1);
+}
+
+}  // namespace
+
+std::string_view to_string(node_risk risk) noexcept {
+  switch (risk) {
+    case node_risk::replicas:
+      return "replicas";
+    case node_risk::evicting_policy:
+      return "evicting_policy";
+    case node_risk::no_aof:
+      return "no_aof";
+  }
+  return "unknown";
+}
 
 node_config parse_node(std::string_view text) {
+  text = trimmed(text);
   const auto full = text;
   const auto bad = [&] {
     return config_error(errc::invalid_node,
@@ -67,6 +92,19 @@ std::vector<node_config> parse_nodes(std::string_view text) {
     nodes.push_back(parse_node(text.substr(0, comma)));
     if (comma == std::string_view::npos) return nodes;
     text.remove_prefix(comma + 1);
+  }
+}
+
+std::vector<node_config> nodes_from_env(const char* variable) {
+  const char* value = std::getenv(variable);
+  if (value == nullptr || trimmed(value).empty()) return {};
+  try {
+    return parse_nodes(value);
+  } catch (const config_error& e) {
+    std::string_view what = e.what();
+    constexpr std::string_view prefix = "redlock: ";
+    if (what.starts_with(prefix)) what.remove_prefix(prefix.size());
+    throw config_error(errc::invalid_node, fmt::format("redlock: {}: {}", variable, what));
   }
 }
 

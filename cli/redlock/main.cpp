@@ -3,6 +3,7 @@
 
 #include "exec_command.hpp"
 #include "exit_codes.hpp"
+#include "help.hpp"
 #include "once_per.hpp"
 #include "session.hpp"
 #include "signals.hpp"
@@ -15,8 +16,11 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace {
@@ -45,6 +49,44 @@ void add_wait_options(CLI::App& command, std::optional<std::chrono::milliseconds
                      "While waiting, say why on stderr every DUR (0: never; -q: never)");
 }
 
+/// Gives a command what every command shares: the help layout, a footer
+/// pointing at the global options, and its unknown arguments left for
+/// main to name (rather than CLI11's "not expected").
+void set_up_command(CLI::App& command, const std::string& usage_tail = {}) {
+  use_help_formatter(command, usage_tail);
+  command.group("Commands");
+  command.allow_extras();
+  command.footer(
+      "Global options (--nodes, --prefix, --tls, ...) go before the command: see redlock "
+      "--help and redlock(1).");
+}
+
+/// The first unknown option among `extras`, else the first of them.
+std::string first_extra(const std::vector<std::string>& extras) {
+  for (const auto& extra : extras) {
+    if (extra.size() > 1 && extra.front() == '-') return extra;
+  }
+  return extras.front();
+}
+
+bool is_option(const std::string& argument) {
+  return argument.size() > 1 && argument.front() == '-';
+}
+
+/// REDLOCK_NO_AOF_WARNING=1 is --no-aof-warning; 0 or empty is not. Returns
+/// the error for any other value.
+std::optional<std::string> read_no_aof_warning(global_options& global) {
+  const char* value = std::getenv("REDLOCK_NO_AOF_WARNING");
+  if (value == nullptr) return std::nullopt;
+  const std::string_view text = value;
+  if (text == "1") {
+    global.warn_without_aof = false;
+  } else if (!text.empty() && text != "0") {
+    return fmt::format("REDLOCK_NO_AOF_WARNING must be 1 (no warning) or 0, not '{}'", text);
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -60,46 +102,61 @@ int main(int argc, char** argv) {
   }
 
   CLI::App app{"A distributed lock (Redlock) over N independent Redis masters.", "redlock"};
+  use_help_formatter(app, "COMMAND [ARGS...]");
   app.set_version_flag("--version", "redlock " REDLOCK_VERSION);
   app.require_subcommand(0, 1);
-  app.allow_extras();  // an unknown command is reported below, by name
+  app.allow_extras();  // an unknown command or option is reported below, by name
   app.footer(
       "Exit status: 0 done, 1 held elsewhere / not ours, 2 usage or configuration error, 3 lock "
       "lost or expired, 4 nodes unreachable; exec returns its command's status. See redlock(1).");
 
   global_options global;
-  args::add_nodes(app, global.nodes, "Redis masters, comma-separated (at least 3, an odd number)",
-                  "REDLOCK_NODES");
-  app.add_option("--prefix", global.prefix, "Key prefix: the key of RESOURCE is PREFIX+RESOURCE");
-  app.add_option("--user", global.user, "ACL user name (needs --password-env)");
+  // Without --nodes, REDLOCK_NODES (read below, as the library's
+  // nodes_from_env() reads it).
+  auto* nodes_option = args::add_nodes(
+      app, global.nodes,
+      "Redis masters, comma-separated (at least 3, an odd number; default: REDLOCK_NODES)");
+  app.add_option("--prefix", global.prefix,
+                 "Key prefix: the key of RESOURCE is the prefix followed by RESOURCE")
+      ->type_name("P");
+  app.add_option("--user", global.user, "ACL user name (needs --password-env)")->type_name("NAME");
   app.add_option("--password-env", global.password_env,
-                 "Name of the environment variable holding the password");
+                 "Name of the environment variable holding the password")
+      ->type_name("VAR");
   args::add_duration(app, "--timeout", global.request_timeout,
                      "Per-node request timeout (default: TTL/20, at most 500ms)")
       ->default_str("");
   args::add_duration(app, "--connect-timeout", global.connect_timeout, "Connection timeout");
   app.add_option("--drift-factor", global.drift_factor,
-                 "Clock drift allowance: drift = TTL * F + 2ms")
+                 "Clock drift allowance: drift = TTL * F + 2ms, F in [0, 1)")
+      ->type_name("F")
       ->capture_default_str()
-      ->check(CLI::Range(0.0, 1.0));
+      ->check(CLI::Range(0.0, 1.0).description(""));
   args::add_duration(app, "--max-fenced-ttl", global.max_fenced_ttl,
                      "The longest TTL of a --fence acquire; also how long a node that lost its "
                      "fencing state (or never had one) sits out fenced acquires. Every client of "
                      "the same nodes must use the same value");
-  app.add_flag("!--no-aof-warning", global.warn_without_aof,
-               "Do not warn about nodes running without AOF (when restarts are delayed by more "
-               "than the longest TTL instead)");
+  app.add_flag_callback(
+      "--no-aof-warning", [&global] { global.warn_without_aof = false; },
+      "Do not warn about nodes running without AOF (when restarts are delayed by more than the "
+      "longest TTL instead); also REDLOCK_NO_AOF_WARNING=1");
   app.add_flag("--tls", global.tls.enabled,
                "TLS to every node (a node written rediss://HOST:PORT has it on anyway)");
   app.add_option("--tls-ca", global.tls.ca_file,
-                 "PEM file of the CAs to trust (default: the system's)");
-  app.add_option("--tls-cert", global.tls.cert_file, "Client certificate (PEM), for mutual TLS")
-      ->needs(app.add_option("--tls-key", global.tls.key_file, "Its private key (PEM)"));
+                 "PEM file of the CAs to trust (default: the system's)")
+      ->type_name("FILE");
+  app.add_option("--tls-cert", global.tls.cert_file,
+                 "Client certificate (PEM), for mutual TLS (needs --tls-key)")
+      ->type_name("FILE")
+      ->needs(app.add_option("--tls-key", global.tls.key_file, "Its private key (PEM)")
+                  ->type_name("FILE"));
   app.get_option("--tls-key")->needs("--tls-cert");
   app.add_option("--tls-server-name", global.tls.server_name,
-                 "Name the nodes' certificates must carry, sent as SNI (default: each host)");
-  app.add_flag("!--tls-insecure", global.tls.verify,
-               "Do not verify the nodes' certificates (anyone on the path could pose as a node)");
+                 "Name the nodes' certificates must carry, sent as SNI (default: each host)")
+      ->type_name("NAME");
+  app.add_flag_callback(
+      "--tls-insecure", [&global] { global.tls.verify = false; },
+      "Do not verify the nodes' certificates (anyone on the path could pose as a node)");
   auto* verbose = app.add_flag("-v,--verbose", global.verbose, "Say what happens, on stderr");
   app.add_flag("-q,--quiet", global.quiet, "Print errors only")->excludes(verbose);
 
@@ -111,9 +168,7 @@ int main(int argc, char** argv) {
   exec_arguments exec_args;
   auto* exec = app.add_subcommand(
       "exec", "Run CMD while holding RESOURCE, kept extended; release when it exits");
-  exec->footer(
-      "\nCMD and its ARGS follow '--': redlock exec [OPTIONS] RESOURCE -- CMD [ARGS...]\n");
-  exec->allow_extras();
+  set_up_command(*exec, "-- CMD [ARGS...]");
   exec->add_option("RESOURCE", exec_args.resource, "The resource to lock")->required();
   auto* exec_ttl =
       args::add_duration(*exec, "--ttl", exec_args.ttl, "TTL of the lock and of each extension");
@@ -129,13 +184,15 @@ int main(int argc, char** argv) {
                      "(default 5s, or a quarter of the TTL when less); SIGKILL always comes "
                      "before the lock's validity ends, so it must fit in the TTL");
   exec->add_option("--conflict-exit-code", exec_args.conflict_exit_code,
-                   "Exit status when the lock is held elsewhere")
+                   "Exit status when the lock is held elsewhere (0 to 255)")
+      ->type_name("N")
       ->capture_default_str()
-      ->check(CLI::Range(0, 255));
+      ->check(CLI::Range(0, 255).description(""));
   exec->add_option("--lost-exit-code", exec_args.lost_exit_code,
-                   "Exit status when the lock is lost while CMD runs")
+                   "Exit status when the lock is lost while CMD runs (0 to 255)")
+      ->type_name("N")
       ->capture_default_str()
-      ->check(CLI::Range(0, 255));
+      ->check(CLI::Range(0, 255).description(""));
   once_per_arguments once_args;
   auto* once_per = args::add_duration(
       *exec, "--once-per", once_args.period,
@@ -154,6 +211,7 @@ int main(int argc, char** argv) {
   token_arguments token_args;
   auto* acquire = app.add_subcommand(
       "acquire", "Acquire RESOURCE; print its token on stdout (the validity on stderr)");
+  set_up_command(*acquire);
   acquire->add_option("RESOURCE", token_args.resource, "The resource to lock")->required();
   auto* acquire_ttl = args::add_duration(*acquire, "--ttl", token_args.ttl, "TTL of the lock");
   args::add_duration(*acquire, "--lock-delay", token_args.lock_delay, lock_delay_help);
@@ -163,6 +221,7 @@ int main(int argc, char** argv) {
   add_wait_options(*acquire, token_args.wait, token_args.waiting);
 
   auto* extend = app.add_subcommand("extend", "Extend the lock TOKEN holds on RESOURCE");
+  set_up_command(*extend);
   extend->add_option("RESOURCE", token_args.resource, "The locked resource")->required();
   extend->add_option("TOKEN", token_args.token, "The token `redlock acquire` printed")->required();
   args::add_duration(*extend, "--ttl", token_args.ttl, "New TTL, from now");
@@ -170,6 +229,7 @@ int main(int argc, char** argv) {
                      "The keys live this much longer than --ttl (give the acquire's --lock-delay)");
 
   auto* release = app.add_subcommand("release", "Release the lock TOKEN holds on RESOURCE");
+  set_up_command(*release);
   release->add_option("RESOURCE", token_args.resource, "The locked resource")->required();
   release->add_option("TOKEN", token_args.token, "The token `redlock acquire` printed")->required();
 
@@ -177,10 +237,16 @@ int main(int argc, char** argv) {
   status_arguments status_args;
   auto* status = app.add_subcommand(
       "status", "Show each node's holder and TTL for RESOURCE, and whether a quorum holds it");
+  set_up_command(*status);
   status->add_option("RESOURCE", status_args.resource, "The resource")->required();
   status->add_flag("--json", status_args.json, "One JSON object instead of a table");
 
   if (auto exit_status = args::parse(app, arguments)) return *exit_status;
+  // Unknown options first: one given before the command may have made
+  // CLI11 take the command's name for its value.
+  if (const auto before = app.remaining(); !before.empty() && is_option(first_extra(before))) {
+    return args::usage_error(app, unknown_option_message(app, nullptr, first_extra(before)));
+  }
   if (app.get_subcommands().empty()) {
     if (!app.remaining().empty()) {
       return args::usage_error(app, "unknown command '" + app.remaining().front() +
@@ -189,12 +255,20 @@ int main(int argc, char** argv) {
     return args::usage_error(app,
                              "a command is required: exec, acquire, extend, release or status");
   }
+  const CLI::App* chosen = app.get_subcommands().front();
+  if (const auto extras = chosen->remaining(); !extras.empty()) {
+    const auto extra = first_extra(extras);
+    if (is_option(extra)) {
+      return args::usage_error(*chosen, unknown_option_message(app, chosen, extra));
+    }
+    if (exec->parsed()) {
+      return args::usage_error(
+          *exec, "exec: unexpected '" + extra + "': the command goes after '--' (RESOURCE -- CMD)");
+    }
+    return args::usage_error(app, "unexpected argument '" + extra + "'");
+  }
   if (has_separator && !exec->parsed()) {
     return args::usage_error(app, "'--' only separates the command of exec");
-  }
-  if (exec->parsed() && !exec->remaining().empty()) {
-    return args::usage_error(*exec, "exec: unexpected '" + exec->remaining().front() +
-                                        "': the command goes after '--' (RESOURCE -- CMD)");
   }
   if (exec->parsed() && (!has_separator || command.empty())) {
     return args::usage_error(*exec, "exec: missing '-- CMD [ARGS...]' after RESOURCE");
@@ -202,6 +276,16 @@ int main(int argc, char** argv) {
   if (const auto extra = app.remaining(true); !extra.empty()) {
     return args::usage_error(app, "unexpected argument '" + extra.front() + "'");
   }
+  if (nodes_option->count() == 0) {
+    try {
+      global.nodes = redlock::nodes_from_env();
+    } catch (const redlock::config_error& e) {
+      std::string what = e.what();
+      if (what.starts_with("redlock: ")) what.erase(0, 9);
+      return args::usage_error(app, what);
+    }
+  }
+  if (auto problem = read_no_aof_warning(global)) return args::usage_error(app, *problem);
   exec_args.command = command;
   // A fenced lock may not outlive --max-fenced-ttl: without --ttl, that is
   // its TTL when shorter than the default.

@@ -6,6 +6,8 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
+#include <utility>
 
 namespace redlock::cli {
 
@@ -97,6 +99,21 @@ session::session(const global_options& options) : options_(options) {
     } else {
       print_line(fmt::format("redlock: {}", line));
     }
+  };
+  // Risky node settings: the one about AOF, which every node of a local
+  // test cluster has, once per call in one line naming the tool's switches;
+  // the others as the library words them.
+  config.on_risk = [quiet, warned = std::make_shared<bool>(false)](const node_risk_report& r) {
+    if (quiet) return;
+    if (r.risk == node_risk::no_aof) {
+      if (std::exchange(*warned, true)) return;
+      print_line(fmt::format(
+          "redlock: warning: {}: no AOF, a restart forgets its locks (--no-aof-warning or "
+          "REDLOCK_NO_AOF_WARNING=1 hides this)",
+          r.endpoint));
+      return;
+    }
+    print_line(fmt::format("redlock: warning: node {}: {}", r.endpoint, r.explanation));
   };
   try {
     client_ = std::make_unique<redlock::client>(io_.get_executor(), std::move(config));

@@ -88,6 +88,14 @@ class blocking_client {
   /// Starts a client on its own io_context thread; throws config_error as
   /// client's constructor does.
   explicit blocking_client(client_config config);
+  /// Closes the client (see client::close()) and joins its thread, once no
+  /// scoped_lock of it is left. A node that owes replies (one that is
+  /// paused, overloaded or cut off, and the deletes of a release queued
+  /// for it) is given up to client_config::connect_timeout (1 s by default)
+  /// to take what is queued and close its side: with such a node, this
+  /// takes that long. A shorter connect_timeout makes it quicker (the
+  /// redlock tool: --connect-timeout), at the cost of giving up sooner on
+  /// a slow connection set-up; keys not deleted expire with their TTL.
   ~blocking_client();
   blocking_client(const blocking_client&) = delete;
   blocking_client& operator=(const blocking_client&) = delete;

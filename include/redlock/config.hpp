@@ -223,6 +223,28 @@ std::string_view to_string(log_level level) noexcept;
 /// to stderr.
 using log_sink = std::function<void(log_level, std::string_view)>;
 
+/// A node setting that weakens the lock, found by the check each node gets
+/// when it connects (client_config::warn_without_aof).
+enum class node_risk {
+  replicas,         ///< The master has replicas: a failover can forget locks.
+  evicting_policy,  ///< maxmemory-policy may evict lock keys.
+  no_aof,           ///< appendonly no: a restart forgets the node's locks.
+};
+
+/// The name used in logs: "replicas", "evicting_policy", "no_aof".
+std::string_view to_string(node_risk risk) noexcept;
+
+/// One risky setting of one node (see client_config::on_risk).
+struct node_risk_report {
+  node_risk risk;                ///< Which setting.
+  std::size_t node;              ///< Index in client_config::nodes.
+  std::string_view endpoint;     ///< "host:port".
+  std::string_view explanation;  ///< What was found and why it matters (a sentence).
+};
+
+/// Receives risky node settings instead of the log (client_config::on_risk).
+using risk_sink = std::function<void(const node_risk_report&)>;
+
 /// The longest TTL, timeout or delay accepted: longer ones are refused
 /// (errc::invalid_ttl, errc::invalid_retry_policy, config_error) rather than
 /// overflowing the clocks they are added to. A lock held that long after
@@ -259,6 +281,13 @@ struct client_config {
   /// the nodes run without AOF on purpose and restart only after the
   /// longest TTL (docs/safety.md, "Topology checks").
   bool warn_without_aof = true;
+  /// Where those risky settings go. Empty (the default): each is logged as
+  /// a warning, once per node and finding, naming the node (the one about
+  /// AOF also names warn_without_aof). Set: each goes here instead, as
+  /// structured data, so that the application can say it in its own terms
+  /// (once for all nodes, naming its own switch). Called on the client's
+  /// strand, like `log`; must not throw.
+  risk_sink on_risk{};
   /// The longest TTL a fenced acquire (lock_options::fenced) may use. A
   /// node that lost its fencing counters (a restart, FLUSHALL, eviction) is
   /// left out of fenced acquires until it has been re-seeded from a
@@ -299,13 +328,27 @@ class config_error : public std::invalid_argument {
 };
 
 /// Parses "host:port" ("[v6addr]:port" for IPv6), optionally prefixed with
-/// "redis://" or "rediss://" (TLS on); throws config_error
-/// (errc::invalid_node) naming the bad text.
+/// "redis://" or "rediss://" (TLS on); blanks (spaces, tabs, line ends)
+/// around it are ignored. Throws config_error (errc::invalid_node) naming
+/// the bad text.
 node_config parse_node(std::string_view text);
 /// The TLS settings node `node` uses: its own, completed by the client's.
 tls_config effective_tls(const client_config& config, const node_config& node);
-/// Parses a comma-separated list of nodes as parse_node does.
+/// Parses a comma-separated list of nodes as parse_node does, so
+/// "a:6379, b:6379" is two nodes (blanks after a comma are ignored).
 std::vector<node_config> parse_nodes(std::string_view text);
+
+/// The environment variable nodes_from_env() reads by default.
+inline constexpr const char* nodes_env_variable = "REDLOCK_NODES";
+
+/// The node list in environment variable `variable` (REDLOCK_NODES unless
+/// told), parsed as parse_nodes does: what the redlock tool uses when it is
+/// given no --nodes, so an application and the tool take the same
+/// environment. Unset, empty or only blanks: an empty list (the caller
+/// decides whether that is an error). Bad content: throws config_error
+/// (errc::invalid_node) naming the variable and the bad node. Reads the
+/// environment with std::getenv: not safe against a concurrent setenv.
+std::vector<node_config> nodes_from_env(const char* variable = nodes_env_variable);
 
 /// Checks a client configuration; throws config_error naming the problem.
 /// Returns the warnings (even or small N) that the client logs.

@@ -187,7 +187,7 @@ void connection::on_info_reply(error_code ec, const reply& r) {
   if (ec || !checking_) return;  // the connection failed first
   error_code refusal;
   std::string reason;
-  std::vector<std::string> risks;
+  std::vector<topology_risk> risks;
   if (r.is_error() && info_unavailable(r.text)) {
     if (!std::exchange(warned_unchecked_, true)) {
       settings_.log(log_level::warning,
@@ -234,10 +234,17 @@ void connection::on_info_reply(error_code ec, const reply& r) {
   }
   for (auto& risk : risks) {
     // Once per risk and node: a risk that appears later is news.
-    if (std::find(warned_risks_.begin(), warned_risks_.end(), risk) != warned_risks_.end())
+    if (std::find(warned_risks_.begin(), warned_risks_.end(), risk.explanation) !=
+        warned_risks_.end())
       continue;
-    settings_.log(log_level::warning, fmt::format("redlock: node {}: {}", describe(), risk));
-    warned_risks_.push_back(std::move(risk));
+    if (settings_.on_risk) {
+      const auto endpoint = describe();
+      settings_.on_risk({risk.kind, settings_.node_index, endpoint, risk.explanation});
+    } else {
+      settings_.log(log_level::warning,
+                    fmt::format("redlock: node {}: {}", describe(), default_risk_warning(risk)));
+    }
+    warned_risks_.push_back(std::move(risk.explanation));
   }
   accepted();
 }

@@ -38,6 +38,8 @@ struct connection_settings {
   /// warn (once) about settings that weaken the lock.
   bool check_topology = false;
   bool warn_without_aof = true;
+  /// Takes those settings instead of the log when set (client_config::on_risk).
+  risk_sink on_risk;
   std::shared_ptr<server_registry> servers;
   std::size_t node_index = 0;  ///< This node's index in `servers`.
   /// Told about connection changes (command connections only); may be null.

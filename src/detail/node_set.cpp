@@ -35,6 +35,7 @@ node_set::node_set(boost::asio::any_io_executor executor, client_config config)
     auto settings = settings_of(config_);
     settings.check_topology = true;
     settings.warn_without_aof = config_.warn_without_aof;
+    settings.on_risk = config_.on_risk;
     settings.servers = servers;
     settings.node_index = i;
     settings.watcher = config_.observer.get();

@@ -75,29 +75,41 @@ topology_verdict check_topology(const server_info& info, bool check_persistence)
         "checks\")";
   }
   if (info.role == "master" && info.connected_replicas.value_or(0) > 0) {
-    verdict.risks.push_back(fmt::format(
-        "it has {} replica(s): if a failover (Sentinel, a manual REPLICAOF) ever promotes one, "
-        "locks granted here but not yet replicated are forgotten; lock nodes should be "
-        "independent masters without failover (docs/safety.md, \"Topology checks\")",
-        *info.connected_replicas));
+    verdict.risks.push_back(
+        {node_risk::replicas,
+         fmt::format("it has {} replica(s): if a failover (Sentinel, a manual REPLICAOF) ever "
+                     "promotes one, locks granted here but not yet replicated are forgotten; lock "
+                     "nodes should be independent masters without failover (docs/safety.md, "
+                     "\"Topology checks\")",
+                     *info.connected_replicas)});
   }
   // maxmemory 0 means no limit, so nothing is evicted whatever the policy.
   if (info.maxmemory.value_or(0) != 0 && !info.maxmemory_policy.empty() &&
       info.maxmemory_policy != "noeviction") {
-    verdict.risks.push_back(fmt::format(
-        "maxmemory-policy is {} with maxmemory {}: when memory runs out the node may evict lock "
-        "keys (they all have a TTL, so volatile-* policies evict them too) and grant a held lock "
-        "again; use noeviction (docs/safety.md, \"Topology checks\")",
-        info.maxmemory_policy, *info.maxmemory));
+    verdict.risks.push_back(
+        {node_risk::evicting_policy,
+         fmt::format("maxmemory-policy is {} with maxmemory {}: when memory runs out the node may "
+                     "evict lock keys (they all have a TTL, so volatile-* policies evict them "
+                     "too) and grant a held lock again; use noeviction (docs/safety.md, "
+                     "\"Topology checks\")",
+                     info.maxmemory_policy, *info.maxmemory)});
   }
   if (check_persistence && info.aof_enabled == false) {
     verdict.risks.push_back(
-        "appendonly is no: a restart forgets the locks this node granted, so unless restarts are "
-        "delayed by more than the longest TTL a restarted node can grant a held lock again; use "
-        "appendonly yes with appendfsync always, or delayed restarts (docs/safety.md, \"Topology "
-        "checks\"); client_config::warn_without_aof turns this warning off");
+        {node_risk::no_aof,
+         "appendonly is no: a restart forgets the locks this node granted, so unless restarts are "
+         "delayed by more than the longest TTL a restarted node can grant a held lock again; use "
+         "appendonly yes with appendfsync always, or delayed restarts (docs/safety.md, "
+         "\"Topology checks\")"});
   }
   return verdict;
+}
+
+std::string default_risk_warning(const topology_risk& risk) {
+  if (risk.kind == node_risk::no_aof) {
+    return risk.explanation + "; client_config::warn_without_aof turns this warning off";
+  }
+  return risk.explanation;
 }
 
 }  // namespace redlock::detail

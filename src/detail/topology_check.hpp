@@ -2,6 +2,7 @@
 // Redlock can count it as an independent master. Pure: no I/O.
 #pragma once
 
+#include <redlock/config.hpp>
 #include <redlock/error.hpp>
 
 #include <cstdint>
@@ -29,6 +30,17 @@ struct server_info {
 /// Reads the "field:value" lines of an INFO reply; other lines are ignored.
 server_info parse_info(std::string_view text);
 
+/// A setting that weakens the lock on a node, and why (a sentence).
+struct topology_risk {
+  node_risk kind;
+  std::string explanation;
+};
+
+/// The sentence logged for a risk when the application does not take risks
+/// itself (client_config::on_risk): the explanation, and for no_aof the
+/// field that turns the warning off.
+std::string default_risk_warning(const topology_risk& risk);
+
 /// The verdict on one node.
 struct topology_verdict {
   /// Set when the node must not vote: errc::replica_node or
@@ -37,8 +49,8 @@ struct topology_verdict {
   /// Why, for the log: what was found and why Redlock cannot use it.
   std::string reason;
   /// Settings that weaken the lock on this node (eviction of lock keys,
-  /// no AOF), each a sentence for a warning.
-  std::vector<std::string> risks;
+  /// no AOF), each with a sentence for a warning.
+  std::vector<topology_risk> risks;
 };
 
 /// `check_persistence`: report `appendonly no` among the risks.

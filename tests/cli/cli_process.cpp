@@ -87,7 +87,9 @@ process::process(std::vector<std::string> argv,
   std::vector<std::string> env_strings;
   for (char** entry = environ; *entry != nullptr; ++entry) {
     const std::string_view line(*entry);
-    if (line.starts_with("REDLOCK_NODES=")) continue;
+    if (line.starts_with("REDLOCK_NODES=") || line.starts_with("REDLOCK_NO_AOF_WARNING=")) {
+      continue;
+    }
     env_strings.emplace_back(line);
   }
   for (const auto& [name, value] : env) env_strings.push_back(name + "=" + value);

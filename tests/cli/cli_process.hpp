@@ -31,9 +31,9 @@ struct outcome {
 class process {
  public:
   /// Starts `argv` (argv[0] a path) with our environment minus
-  /// REDLOCK_NODES, plus `env`. `stderr_to_lines`, `stdout_to_lines`: that
-  /// stream goes to the lines read_line() reads instead of being captured
-  /// (the program must flush its lines: a pipe is not a terminal).
+  /// REDLOCK_NODES and REDLOCK_NO_AOF_WARNING, plus `env`. `stderr_to_lines`, `stdout_to_lines`:
+  /// that stream goes to the lines read_line() reads instead of being captured (the program must
+  /// flush its lines: a pipe is not a terminal).
   explicit process(std::vector<std::string> argv,
                    std::vector<std::pair<std::string, std::string>> env = {},
                    bool stderr_to_lines = false, bool block_sigchld = false,

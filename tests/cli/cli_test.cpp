@@ -934,7 +934,9 @@ TEST_CASE("cli --help on every command and --version", "[cli][usage]") {
     INFO(command);
     CHECK(done.status == 0);
     CHECK(done.out.find("--help") != std::string::npos);
-    if (!command.empty()) CHECK(done.out.find("redlock " + command) != std::string::npos);
+    if (!command.empty()) {
+      CHECK(done.out.find("redlock [GLOBAL OPTIONS] " + command) != std::string::npos);
+    }
   }
   const auto version = run_cli({"--version"}, {}, 10s);
   CHECK(version.status == 0);

@@ -15,6 +15,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <regex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -222,8 +223,15 @@ TEST_CASE("cli exec and acquire --help show the waiting options and their defaul
     const auto help = run_cli({command, "--help"});
     INFO(help.out);
     CHECK(help.status == 0);
-    CHECK_THAT(help.out, Catch::Matches("[\\s\\S]*--unreachable-timeout DUR=30s[\\s\\S]*"));
-    CHECK_THAT(help.out, Catch::Matches("[\\s\\S]*--notice-interval DUR=10s[\\s\\S]*"));
+    // The default ends the option's description (its next lines are
+    // indented to the description column).
+    const auto described = [&](const std::string& option, const std::string& fallback) {
+      const std::string pattern =
+          "\n  " + option + R"( +[^\n]*(\n {30}[^\n]*)*\(default: )" + fallback + R"(\))";
+      return std::regex_search(help.out, std::regex(pattern));
+    };
+    CHECK(described("--unreachable-timeout DUR", "30s"));
+    CHECK(described("--notice-interval DUR", "10s"));
   }
 }
 

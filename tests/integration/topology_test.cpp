@@ -5,7 +5,10 @@
 
 #include "support/fault_proxy.hpp"
 
+#include <memory>
+#include <set>
 #include <string>
+#include <vector>
 
 using namespace redlock::itest;
 using redlock::errc;
@@ -230,6 +233,42 @@ TEST_CASE("settings that can lose a lock are warned about once per node",
   e.nodes.node(0).restart();
   wait_for_log(e.io, e.log, log_level::info, "reconnected");
   CHECK(e.log.count(log_level::warning, "appendonly is no") == 3);
+  // A library user is told which field turns the AOF warning off.
+  CHECK(e.log.count(log_level::warning, "client_config::warn_without_aof turns this warning off") ==
+        3);
+}
+
+TEST_CASE("client_config::on_risk takes the risky settings instead of the log",
+          "[integration][topology]") {
+  env e(3);
+  auto config = e.config;
+  config.warn_without_aof = true;
+  struct seen {
+    redlock::node_risk risk;
+    std::size_t node;
+    std::string endpoint;
+    std::string explanation;
+  };
+  auto reports = std::make_shared<std::vector<seen>>();
+  config.on_risk = [reports](const redlock::node_risk_report& r) {
+    reports->push_back({r.risk, r.node, std::string(r.endpoint), std::string(r.explanation)});
+  };
+  redlock::client locks(e.io.get_executor(), config);
+  run_until(
+      e.io, [&] { return reports->size() >= 3; }, 5s, "a report from every node");
+  std::set<std::size_t> nodes;
+  for (const auto& r : *reports) {
+    INFO(r.explanation);
+    CHECK(r.risk == redlock::node_risk::no_aof);
+    CHECK(to_string(r.risk) == "no_aof");
+    CHECK(r.endpoint == fmt::format("127.0.0.1:{}", e.nodes.node(r.node).port()));
+    CHECK(r.explanation.starts_with("appendonly is no"));
+    // The application names its own switch: the library names none.
+    CHECK(r.explanation.find("warn_without_aof") == std::string::npos);
+    nodes.insert(r.node);
+  }
+  CHECK(nodes == std::set<std::size_t>{0, 1, 2});
+  CHECK(e.log.count(log_level::warning, "appendonly") == 0);
 }
 
 TEST_CASE("without warn_without_aof, nodes without AOF are not warned about",

@@ -3,6 +3,10 @@
 
 #include <catch2/catch.hpp>
 
+#include <cstdlib>
+#include <optional>
+#include <string>
+
 using namespace std::chrono_literals;
 using redlock::errc;
 
@@ -149,5 +153,84 @@ TEST_CASE("host:port lists are parsed, bad ones named", "[unit][config]") {
   } catch (const redlock::config_error& e) {
     CHECK(std::string(e.what()).find("'host:port'") != std::string::npos);
     CHECK(e.code() == errc::invalid_node);
+  }
+}
+
+TEST_CASE("blanks around the nodes of a list are ignored", "[unit][config]") {
+  const auto parsed = redlock::parse_nodes(" a:1, b:2 ,\tc:3\n");
+  REQUIRE(parsed.size() == 3);
+  CHECK(parsed[0].host == "a");
+  CHECK(parsed[1].host == "b");
+  CHECK(parsed[1].port == 2);
+  CHECK(parsed[2].host == "c");
+  CHECK(redlock::parse_node("  rediss://[::1]:7003 ").host == "::1");
+  // A blank is still not a node.
+  for (const char* bad : {"a:1, ,b:2", "a:1,b:2, ", " "}) {
+    INFO(bad);
+    CHECK_THROWS_AS(redlock::parse_nodes(bad), redlock::config_error);
+  }
+}
+
+namespace {
+
+/// Sets (or with nullptr unsets) an environment variable for one scope.
+class scoped_env {
+ public:
+  scoped_env(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    if (value != nullptr) {
+      ::setenv(name, value, 1);
+    } else {
+      ::unsetenv(name);
+    }
+  }
+  ~scoped_env() {
+    if (old_) {
+      ::setenv(name_.c_str(), old_->c_str(), 1);
+    } else {
+      ::unsetenv(name_.c_str());
+    }
+  }
+  scoped_env(const scoped_env&) = delete;
+  scoped_env& operator=(const scoped_env&) = delete;
+
+ private:
+  std::string name_;
+  std::optional<std::string> old_;
+};
+
+}  // namespace
+
+TEST_CASE("nodes_from_env reads REDLOCK_NODES, or the variable named", "[unit][config]") {
+  SECTION("a list, parsed as parse_nodes does") {
+    const scoped_env set("REDLOCK_NODES", "10.0.0.1:6379, 10.0.0.2:6380,rediss://n3:6381");
+    const auto nodes = redlock::nodes_from_env();
+    REQUIRE(nodes.size() == 3);
+    CHECK(nodes[1].host == "10.0.0.2");
+    CHECK(nodes[1].port == 6380);
+    CHECK(nodes[2].tls.enabled);
+  }
+  SECTION("unset, empty or blank: no nodes") {
+    for (const char* value : {static_cast<const char*>(nullptr), "", "  "}) {
+      const scoped_env set("REDLOCK_NODES", value);
+      CHECK(redlock::nodes_from_env().empty());
+    }
+  }
+  SECTION("bad content: an error naming the variable and the node") {
+    const scoped_env set("REDLOCK_NODES", "a:1,b:2,c:x");
+    try {
+      (void)redlock::nodes_from_env();
+      FAIL("no error");
+    } catch (const redlock::config_error& e) {
+      CHECK(e.code() == errc::invalid_node);
+      CHECK(std::string(e.what()) ==
+            "redlock: REDLOCK_NODES: invalid node 'c:x': expected host:port");
+    }
+  }
+  SECTION("another variable") {
+    const scoped_env set("MY_APP_LOCK_NODES", "a:1,b:2,c:3");
+    const scoped_env unset("REDLOCK_NODES", nullptr);
+    CHECK(redlock::nodes_from_env("MY_APP_LOCK_NODES").size() == 3);
+    CHECK(redlock::nodes_from_env().empty());
   }
 }

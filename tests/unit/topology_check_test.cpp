@@ -24,9 +24,9 @@ const char* const standalone_master =
     "# Replication\r\nrole:master\r\nconnected_slaves:0\r\n\r\n"
     "# Cluster\r\ncluster_enabled:0\r\n";
 
-bool mentions(const std::vector<std::string>& lines, std::string_view text) {
-  for (const auto& line : lines) {
-    if (line.find(text) != std::string::npos) return true;
+bool mentions(const std::vector<redlock::detail::topology_risk>& risks, std::string_view text) {
+  for (const auto& risk : risks) {
+    if (risk.explanation.find(text) != std::string::npos) return true;
   }
   return false;
 }
@@ -98,12 +98,27 @@ TEST_CASE("settings that can lose a granted lock are warned about", "[unit][topo
   }
   SECTION("no AOF, unless that warning is turned off") {
     info.aof_enabled = false;
-    CHECK(mentions(check_topology(info, true).risks, "appendonly is no"));
+    const auto risks = check_topology(info, true).risks;
+    CHECK(mentions(risks, "appendonly is no"));
+    REQUIRE(risks.size() == 1);
+    CHECK(risks[0].kind == redlock::node_risk::no_aof);
     CHECK(check_topology(info, false).risks.empty());
+  }
+  SECTION(
+      "the warning a library user gets names the field that turns it off; the explanation an "
+      "application formats itself does not") {
+    info.aof_enabled = false;
+    const auto risk = check_topology(info, true).risks.at(0);
+    CHECK(risk.explanation.find("warn_without_aof") == std::string::npos);
+    CHECK(redlock::detail::default_risk_warning(risk).find(
+              "client_config::warn_without_aof turns this warning off") != std::string::npos);
   }
   SECTION("a master with replicas can fail over") {
     info.connected_replicas = 2;
-    CHECK(mentions(check_topology(info, true).risks, "2 replica(s)"));
+    const auto risks = check_topology(info, true).risks;
+    CHECK(mentions(risks, "2 replica(s)"));
+    REQUIRE(risks.size() == 1);
+    CHECK(risks[0].kind == redlock::node_risk::replicas);
   }
 }
 
