@@ -170,7 +170,11 @@ struct lock_options {
   /// ttl + lock_delay after each acquire or extension, while the validity
   /// (and the keeper's lost-lock signal) still counts from the TTL alone,
   /// so a paused holder has lock_delay to notice before anyone else acts.
-  /// 0 = none.
+  /// Reentrant locks: each hold expires after the TTL alone and the keys
+  /// live lock_delay past the owner's longest hold; after the last live
+  /// hold lapsed, nobody, its owner included, acquires or re-enters it for
+  /// lock_delay (docs/usage.md, "Lock-delay"). Use one lock_delay for all
+  /// acquisitions of an owner. 0 = none.
   milliseconds lock_delay{0};
 };
 

@@ -125,11 +125,11 @@ void acquire_op::send_attempt(const acquire_fsm::action& next) {
   if (auto* watching = nodes_->observer(); watching && attempt > 1) {
     watching->on_retry(resource_name(), attempt, last_failure_);
   }
-  // The keys outlive the validity by the lock-delay (the rounds still count
-  // from the TTL alone).
-  const auto key_ttl = options_.ttl + options_.lock_delay;
-  const auto command = options_.fenced ? fenced_acquire_command(keys_, token_, key_ttl)
-                                       : acquire_command(keys_, token_, key_ttl);
+  // The keys outlive the validity (and a reentrant hold) by the lock-delay;
+  // the rounds still count from the TTL alone.
+  const auto command =
+      options_.fenced ? fenced_acquire_command(keys_, token_, options_.ttl, options_.lock_delay)
+                      : acquire_command(keys_, token_, options_.ttl, options_.lock_delay);
   auto self = shared_from_this();
   for (std::size_t i = 0; i < nodes_->size(); ++i) {
     nodes_->node(i).send(command,
@@ -188,7 +188,7 @@ void acquire_op::write_back(const acquire_fsm::action& next) {
 
 void acquire_op::undo(undo_plan plan) {
   auto self = shared_from_this();
-  std::make_shared<undo_op>(nodes_, keys_, token_, std::move(plan),
+  std::make_shared<undo_op>(nodes_, keys_, token_, options_.lock_delay, std::move(plan),
                             effective_request_timeout(options_),
                             attempt_start_ + options_.ttl + options_.lock_delay,
                             [self] {

@@ -30,48 +30,68 @@ std::string_view acquire_all_script() {
          "return redis.status_reply('OK')\n";
 }
 
-// Shared head of the reentrant scripts: the node's time in ms, and prune(key),
-// which drops the acquisitions of `key` that have expired (each token field
-// holds its own expiry, so a hold nobody released ends with its TTL even
-// while the owner's other holds keep the key) and returns the latest expiry
-// left, 0 if none. Fields that are not holds: `owner`, and `released` (a
-// hold was released while others remained, so whoever removes the last one,
-// an undo included, must announce it). A value that is no timestamp was
-// written by an earlier version (which stored '1'): live while the key is.
+// Shared head of the reentrant scripts (ARGV[3] is the owner, ARGV[4] the
+// lock-delay in ms): the node's time in ms, and prune(key, keep), which
+// drops the holds of `key` that expired more than `keep` ms ago (each token
+// field holds its own expiry, now + TTL without the delay, so a hold nobody
+// released ends with its TTL even while the owner's other holds keep the
+// key) and returns the latest expiry of a live hold (0: none live) and the
+// latest expiry of any hold kept (0: none kept). A hold that lapsed within
+// the delay is kept: the key must outlive it by the delay whatever else is
+// released. Fields that are not holds: `owner`, `fence`, and `released` (a
+// hold was released while others remained, so whoever removes the last
+// one, an undo included, must announce it). A value that is no timestamp
+// was written by an earlier version (which stored '1'): live while the key
+// is.
 #define REDLOCK_REENTRANT_HEAD                                                              \
   "local t = redis.call('time')\n"                                                          \
   "local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n"                 \
-  "local function prune(key)\n"                                                             \
+  "local delay = tonumber(ARGV[4]) or 0\n"                                                  \
+  "local function prune(key, keep)\n"                                                       \
   "  local fields = redis.call('hgetall', key)\n"                                           \
-  "  local latest = 0\n"                                                                    \
+  "  local live, last = 0, 0\n"                                                             \
   "  for i = 1, #fields, 2 do\n"                                                            \
   "    if fields[i] ~= 'owner' and fields[i] ~= 'released' and fields[i] ~= 'fence' then\n" \
   "      local expiry = tonumber(fields[i + 1]) or 0\n"                                     \
   "      if expiry < 1e12 then expiry = now + redis.call('pttl', key) end\n"                \
-  "      if expiry <= now then redis.call('hdel', key, fields[i])\n"                        \
-  "      elseif expiry > latest then latest = expiry end\n"                                 \
+  "      if expiry + keep <= now then\n"                                                    \
+  "        redis.call('hdel', key, fields[i])\n"                                            \
+  "      else\n"                                                                            \
+  "        if expiry > last then last = expiry end\n"                                       \
+  "        if expiry > now and expiry > live then live = expiry end\n"                      \
+  "      end\n"                                                                             \
   "    end\n"                                                                               \
   "  end\n"                                                                                 \
-  "  return latest\n"                                                                       \
+  "  return live, last\n"                                                                   \
   "end\n"                                                                                   \
   "local function ms(n) return string.format('%.0f', n) end\n"
 
 // Shared by the reentrant acquires (plain and fenced; `held` is the number
 // of lock keys): every key absent, or a hash of ARGV[3] with a live hold,
-// else nil; latest[i] is the latest expiry of key i's live holds (0: none).
-#define REDLOCK_REENTRANT_CHECK                                                                 \
-  "local ttl = tonumber(ARGV[2])\n"                                                             \
-  "local latest = {}\n"                                                                         \
-  "for i = 1, held do\n"                                                                        \
-  "  local kind = redis.call('type', KEYS[i]).ok\n"                                             \
-  "  latest[i] = 0\n"                                                                           \
-  "  if kind == 'hash' then\n"                                                                  \
-  "    latest[i] = prune(KEYS[i])\n" /* Nothing live left: whoever it was, it holds nothing. */ \
-  "    if latest[i] == 0 then redis.call('del', KEYS[i])\n"                                     \
-  "    elseif redis.call('hget', KEYS[i], 'owner') ~= ARGV[3] then return false end\n"          \
-  "  elseif kind ~= 'none' then\n"                                                              \
-  "    return false\n"                                                                          \
-  "  end\n"                                                                                     \
+// else nil; latest[i] is the latest expiry of key i's live holds (0: the
+// key was absent). A key that exists is taken, whoever's it is, until its
+// PX ends, also with no hold live: that is the lock-delay after the last
+// live hold lapsed, in which nobody (its owner included) acquires it. A
+// key without an expiry (none of these scripts leaves one) keeps no delay:
+// with no hold live, it holds nothing.
+#define REDLOCK_REENTRANT_CHECK                                              \
+  "local ttl = tonumber(ARGV[2])\n"                                          \
+  "local latest = {}\n"                                                      \
+  "for i = 1, held do\n"                                                     \
+  "  local kind = redis.call('type', KEYS[i]).ok\n"                          \
+  "  latest[i] = 0\n"                                                        \
+  "  if kind == 'hash' then\n"                                               \
+  "    if redis.call('pttl', KEYS[i]) < 0 and prune(KEYS[i], 0) == 0 then\n" \
+  "      redis.call('del', KEYS[i])\n"                                       \
+  "    elseif redis.call('hget', KEYS[i], 'owner') ~= ARGV[3] then\n"        \
+  "      return false\n"                                                     \
+  "    else\n"                                                               \
+  "      latest[i] = prune(KEYS[i], delay)\n"                                \
+  "      if latest[i] == 0 then return false end\n"                          \
+  "    end\n"                                                                \
+  "  elseif kind ~= 'none' then\n"                                           \
+  "    return false\n"                                                       \
+  "  end\n"                                                                  \
   "end\n"
 
 std::string_view reentrant_acquire_script() {
@@ -79,8 +99,8 @@ std::string_view reentrant_acquire_script() {
       "local held = #KEYS\n" REDLOCK_REENTRANT_CHECK
       "for i = 1, #KEYS do\n"
       "  redis.call('hset', KEYS[i], 'owner', ARGV[3], ARGV[1], ms(now + ttl))\n"
-      // The key lives as long as its longest hold; never shorter.
-      "  local want = math.max(latest[i] - now, ttl)\n"
+      // The key lives as long as its longest hold, plus the delay; never shorter.
+      "  local want = math.max(latest[i] - now, ttl) + delay\n"
       "  if redis.call('pttl', KEYS[i]) < want then\n"
       "    redis.call('pexpire', KEYS[i], ms(want))\n"
       "  end\n"
@@ -110,14 +130,16 @@ std::string_view reentrant_extend_script() {
       "      redis.call('hget', KEYS[i], 'owner') ~= ARGV[3] then\n"
       "    return 0\n"
       "  end\n"
+      // A lapsed hold stays lapsed (within the delay too).
       "  local mine = tonumber(redis.call('hget', KEYS[i], ARGV[1]) or 0) or 0\n"
       "  if mine <= now then return 0 end\n"
       "end\n"
       "for i = 1, #KEYS do\n"
       "  local mine = tonumber(redis.call('hget', KEYS[i], ARGV[1]))\n"
       "  if mine < now + ttl then redis.call('hset', KEYS[i], ARGV[1], ms(now + ttl)) end\n"
-      // The key lives as long as its longest hold (even one without a TTL).
-      "  local want = math.max(prune(KEYS[i]) - now, ttl)\n"
+      // The key lives as long as its longest hold (even one without a TTL),
+      // plus the delay.
+      "  local want = math.max(prune(KEYS[i], delay) - now, ttl) + delay\n"
       "  if redis.call('pttl', KEYS[i]) < want then\n"
       "    redis.call('pexpire', KEYS[i], ms(want))\n"
       "  end\n"
@@ -153,17 +175,18 @@ std::string_view reentrant_release_script() {
       "      ours = (tonumber(mine) or 0) > now\n"
       "      redis.call('hdel', KEYS[i], ARGV[1])\n"
       "    end\n"
-      "    local latest = prune(KEYS[i])\n"
-      "    if latest == 0 then\n"
-      // The last hold is gone: the resource is free.
+      "    local _, last = prune(KEYS[i], delay)\n"
+      "    if last == 0 then\n"
+      // The last hold is gone (none live, none lapsed within the delay):
+      // the resource is free at once.
       "      local announce = ARGV[2] ~= 'undo' or redis.call('hexists', KEYS[i], 'released') == "
       "1\n"
       "      redis.call('del', KEYS[i])\n"
-      "      if announce then redis.pcall('publish', ARGV[3 + i], ARGV[2]) end\n"
+      "      if announce then redis.pcall('publish', ARGV[4 + i], ARGV[2]) end\n"
       "    else\n"
       "      if ARGV[2] ~= 'undo' and mine then redis.call('hset', KEYS[i], 'released', '1') end\n"
-      // As long as the longest hold left needs, no longer.
-      "      redis.call('pexpire', KEYS[i], ms(latest - now))\n"
+      // As long as the longest hold left needs, plus the delay; no longer.
+      "      redis.call('pexpire', KEYS[i], ms(last + delay - now))\n"
       "    end\n"
       "  end\n"
       "  if not ours then all = 0 end\n"
@@ -221,8 +244,10 @@ std::string_view fenced_acquire_script() {
 }
 
 std::string_view fenced_reentrant_acquire_script() {
-  // The reentrant acquire, and per key: a hold re-entered answers the fence
-  // it stores; a new one gets a new fence, stored in the hash.
+  // The reentrant acquire, and per key: a hold re-entered (only while one
+  // of its holds is live, never within the lock-delay after the last one
+  // lapsed) answers the fence it stores; a new one gets a new fence, stored
+  // in the hash.
   return REDLOCK_FENCED_HEAD REDLOCK_FENCE_ROOM REDLOCK_REENTRANT_HEAD
       "local held = #KEYS - 1\n" REDLOCK_REENTRANT_CHECK
       "local out = 'ok'\n"
@@ -238,7 +263,7 @@ std::string_view fenced_reentrant_acquire_script() {
       "  end\n"
       "  out = out .. ' ' .. ms(fence)\n"
       "  redis.call('hset', KEYS[i], 'owner', ARGV[3], ARGV[1], ms(now + ttl))\n"
-      "  local want = math.max(latest[i] - now, ttl)\n"
+      "  local want = math.max(latest[i] - now, ttl) + delay\n"
       "  if redis.call('pttl', KEYS[i]) < want then\n"
       "    redis.call('pexpire', KEYS[i], ms(want))\n"
       "  end\n"
@@ -332,19 +357,21 @@ std::string format_command(std::initializer_list<std::string_view> args) {
 
 namespace {
 
-// EVAL <script> <numkeys> <keys...> <token> <then...>: the shape of every
-// script call; `channels` (one per key) go last when given.
+// EVAL <script> <numkeys> <keys...> <token> <then...> [<owner> <delay>]
+// [<channels...>]: the shape of every script call. A reentrant lock's
+// scripts also take the owner and the lock-delay (ARGV[3], ARGV[4]);
+// `channels` (one per key) go last when given.
 std::string script_command(std::string_view script, const held_keys& held, std::string_view token,
-                           std::initializer_list<std::string_view> then,
+                           std::initializer_list<std::string_view> then, std::string_view delay,
                            const std::vector<std::string>* channels = nullptr) {
   const decimal numkeys(static_cast<long long>(held.keys.size()));
   std::vector<std::string_view> args;
-  args.reserve(4 + 2 * held.keys.size() + then.size());
+  args.reserve(5 + 2 * held.keys.size() + then.size());
   args.insert(args.end(), {"EVAL", script, numkeys.view()});
   args.insert(args.end(), held.keys.begin(), held.keys.end());
   args.push_back(token);
   args.insert(args.end(), then.begin(), then.end());
-  if (!held.owner.empty()) args.push_back(held.owner);
+  if (!held.owner.empty()) args.insert(args.end(), {std::string_view(held.owner), delay});
   if (channels) args.insert(args.end(), channels->begin(), channels->end());
   return format_command(args);
 }
@@ -352,23 +379,33 @@ std::string script_command(std::string_view script, const held_keys& held, std::
 }  // namespace
 
 std::string acquire_command(const held_keys& held, std::string_view token,
-                            std::chrono::milliseconds ttl) {
-  const decimal ms(ttl.count());
+                            std::chrono::milliseconds ttl, std::chrono::milliseconds lock_delay) {
+  // A plain key lives ttl + delay; a reentrant hold's field expires after
+  // the TTL alone and its script adds the delay to the key.
+  const decimal key_ms((ttl + lock_delay).count());
   if (held.plain_single()) {
-    return format_command({"SET", held.keys.front(), token, "NX", "PX", ms.view()});
+    return format_command({"SET", held.keys.front(), token, "NX", "PX", key_ms.view()});
   }
-  return script_command(held.owner.empty() ? acquire_all_script() : reentrant_acquire_script(),
-                        held, token, {ms.view()});
+  if (held.owner.empty())
+    return script_command(acquire_all_script(), held, token, {key_ms.view()}, {});
+  const decimal ms(ttl.count());
+  const decimal delay(lock_delay.count());
+  return script_command(reentrant_acquire_script(), held, token, {ms.view()}, delay.view());
 }
 
 std::string fenced_acquire_command(const held_keys& held, std::string_view token,
-                                   std::chrono::milliseconds ttl) {
+                                   std::chrono::milliseconds ttl,
+                                   std::chrono::milliseconds lock_delay) {
   held_keys with_state = held;
   with_state.keys.emplace_back(fencing_state_key);
+  if (held.owner.empty()) {
+    const decimal key_ms((ttl + lock_delay).count());
+    return script_command(fenced_acquire_script(), with_state, token, {key_ms.view()}, {});
+  }
   const decimal ms(ttl.count());
-  return script_command(
-      held.owner.empty() ? fenced_acquire_script() : fenced_reentrant_acquire_script(), with_state,
-      token, {ms.view()});
+  const decimal delay(lock_delay.count());
+  return script_command(fenced_reentrant_acquire_script(), with_state, token, {ms.view()},
+                        delay.view());
 }
 
 std::string fence_write_back_command(const held_keys& held, std::span<const std::uint64_t> fences,
@@ -400,13 +437,14 @@ std::string fence_reseed_command(std::string_view loss_id, std::uint64_t floor) 
 }
 
 std::string release_command(const held_keys& held, std::string_view token,
-                            std::string_view releaser) {
+                            std::string_view releaser, std::chrono::milliseconds lock_delay) {
   const auto script = held.owner.empty() ? release_script() : reentrant_release_script();
-  if (releaser.empty()) return script_command(script, held, token, {releaser});
+  const decimal delay(lock_delay.count());
+  if (releaser.empty()) return script_command(script, held, token, {releaser}, delay.view());
   std::vector<std::string> channels;
   channels.reserve(held.keys.size());
   for (const auto& key : held.keys) channels.push_back(release_channel(key));
-  return script_command(script, held, token, {releaser}, &channels);
+  return script_command(script, held, token, {releaser}, delay.view(), &channels);
 }
 
 std::string release_channel(std::string_view key) {
@@ -418,10 +456,14 @@ std::string release_channel(std::string_view key) {
 }
 
 std::string extend_command(const held_keys& held, std::string_view token,
-                           std::chrono::milliseconds ttl) {
+                           std::chrono::milliseconds ttl, std::chrono::milliseconds lock_delay) {
+  if (held.owner.empty()) {
+    const decimal key_ms((ttl + lock_delay).count());
+    return script_command(extend_script(), held, token, {key_ms.view()}, {});
+  }
   const decimal ms(ttl.count());
-  return script_command(held.owner.empty() ? extend_script() : reentrant_extend_script(), held,
-                        token, {ms.view()});
+  const decimal delay(lock_delay.count());
+  return script_command(reentrant_extend_script(), held, token, {ms.view()}, delay.view());
 }
 
 std::string_view status_script() {

@@ -29,21 +29,26 @@ struct held_keys {
 /// All keys absent: sets each to the token with PX ARGV[2] and answers OK;
 /// any key present: sets none and answers nil (like SET NX).
 std::string_view acquire_all_script();
-/// Every key absent or a hash owned by ARGV[3]: adds the token field to each
-/// (creating it), extends any that expires sooner than ARGV[2] ms, answers
-/// OK; otherwise changes nothing and answers nil.
+/// Every key absent or a hash owned by ARGV[3] with a live hold: adds the
+/// token field (its expiry: now + ARGV[2] ms) to each (creating it), makes
+/// any key that expires sooner live its longest hold + ARGV[4] ms (the
+/// lock-delay), answers OK; otherwise changes nothing and answers nil. A key
+/// with no live hold is taken for all, its owner too, until it expires: the
+/// lock-delay after its last hold lapsed.
 std::string_view reentrant_acquire_script();
 /// Every key holds our token: each is made to expire in ARGV[2] ms unless it
 /// already expires later (an extend never shortens a lock); returns 1. Any
 /// key not ours: changes nothing, returns 0. The reentrant form checks the
-/// owner (ARGV[3]) and the token field.
+/// owner (ARGV[3]) and that the token field has not expired, sets the field
+/// to now + ARGV[2] ms, and the key to its longest hold + ARGV[4] ms.
 std::string_view extend_script();
 std::string_view reentrant_extend_script();
 /// Deletes each key that still holds our token (reentrant: removes our token
-/// field, and the key with its last one) and, if ARGV[2] (the releasing
-/// client's id) is not empty, publishes it on that key's channel (ARGV[2+i],
-/// reentrant ARGV[3+i]) to wake waiters. Returns 1 when every key held our
-/// token, else 0.
+/// field, and the key with its last hold, unless one that lapsed is within
+/// its lock-delay, ARGV[4]; else the key lives its longest hold left + the
+/// delay) and, if ARGV[2] (the releasing client's id) is not empty,
+/// publishes it on that key's channel (ARGV[2+i], reentrant ARGV[4+i]) to
+/// wake waiters. Returns 1 when every key held our token, else 0.
 std::string_view release_script();
 std::string_view reentrant_release_script();
 
@@ -57,8 +62,9 @@ inline constexpr std::string_view fencing_state_key = "redlock:fencing";
 /// (like SET NX); "ok <fence>..." (one per key) when the acquisition holds
 /// every key; "lost <id>" when the node's fencing state is not valid (it
 /// then sets nothing). KEYS: the held keys, then fencing_state_key; ARGV:
-/// token, ttl, owner (reentrant). The reentrant form answers the fence
-/// stored in the hold it re-enters.
+/// token, ttl (plain: with the lock-delay), owner and lock-delay
+/// (reentrant). The reentrant form answers the fence stored in the hold it
+/// re-enters.
 std::string_view fenced_acquire_script();
 std::string_view fenced_reentrant_acquire_script();
 /// Raises each key's counter to the given fence (and a reentrant hold's
@@ -84,14 +90,17 @@ std::string_view status_script();
 std::string format_command(std::span<const std::string_view> args);
 std::string format_command(std::initializer_list<std::string_view> args);
 
-/// SET key token NX PX ttl for a plain single key; one script call for
-/// several keys or a reentrant lock. Either way OK when the acquisition
-/// holds every key, nil when some key is held by another owner.
+/// SET key token NX PX ttl+lock_delay for a plain single key; one script
+/// call for several keys or a reentrant lock (whose holds expire after the
+/// TTL, the keys the lock-delay later). Either way OK when the acquisition
+/// holds every key, nil when some key is held by another owner (or is
+/// within its lock-delay).
 std::string acquire_command(const held_keys& held, std::string_view token,
-                            std::chrono::milliseconds ttl);
+                            std::chrono::milliseconds ttl, std::chrono::milliseconds lock_delay);
 /// The fenced acquire (fenced_acquire_script) of `held`.
 std::string fenced_acquire_command(const held_keys& held, std::string_view token,
-                                   std::chrono::milliseconds ttl);
+                                   std::chrono::milliseconds ttl,
+                                   std::chrono::milliseconds lock_delay);
 /// fence_write_back_script for `held`, one fence per key; `token` is the
 /// loss id a node with lost state records.
 std::string fence_write_back_command(const held_keys& held, std::span<const std::uint64_t> fences,
@@ -107,12 +116,15 @@ std::string fence_reseed_command(std::string_view loss_id, std::uint64_t floor);
 /// `releaser` empty: release without waking anyone (undoing a failed
 /// attempt). Otherwise the message published, so a client can tell its own
 /// releases (which it hands over to its waiters at once) from others'.
+/// `lock_delay`: the acquisition's (a reentrant key keeps the owner's other
+/// holds that long past their expiry).
 std::string release_command(const held_keys& held, std::string_view token,
-                            std::string_view releaser);
+                            std::string_view releaser, std::chrono::milliseconds lock_delay);
 /// The pub/sub channel on which the release of `key` is announced.
 std::string release_channel(std::string_view key);
+/// Extends by `ttl`; the keys live `lock_delay` longer.
 std::string extend_command(const held_keys& held, std::string_view token,
-                           std::chrono::milliseconds ttl);
+                           std::chrono::milliseconds ttl, std::chrono::milliseconds lock_delay);
 
 /// One call of status_script() on `key`.
 std::string status_command(std::string_view key);

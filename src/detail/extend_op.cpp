@@ -51,8 +51,9 @@ void extend_op::run() {
   round_.emplace(nodes_->size(), extend_rules(ttl_, nodes_->config().drift_factor, deadline));
   round_->start(start);
   auto self = shared_from_this();
-  // Validity and quorum from ttl_ alone; the keys also keep the lock-delay.
-  const auto command = extend_command(state->keys, state->token, state->key_ttl(ttl_));
+  // Validity and quorum (and a reentrant hold's expiry) from ttl_ alone;
+  // the keys also keep the lock-delay.
+  const auto command = extend_command(state->keys, state->token, ttl_, state->lock_delay);
   for (std::size_t i = 0; i < nodes_->size(); ++i) {
     nodes_->node(i).send(command, [self, i, start](error_code ec, const reply& r) {
       const auto v = extend_vote(ec, r);

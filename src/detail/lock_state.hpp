@@ -56,7 +56,9 @@ struct lock_state {
   /// also used by its extends and release.
   const std::chrono::milliseconds request_timeout;
   /// lock_options::lock_delay of the acquire (or the adopt): every
-  /// extension makes the keys live this much longer than its TTL.
+  /// extension makes the keys live this much longer than its TTL (a
+  /// reentrant hold's own expiry is the TTL alone: its scripts, release
+  /// included, take the delay as an argument of its own).
   const std::chrono::milliseconds lock_delay;
   /// Bit i: another owner's key refused our SET on node i, so our key was
   /// never there (an extend cannot count that node as a possible holder).
@@ -86,7 +88,8 @@ struct lock_state {
     return effective_request_timeout(timing);
   }
 
-  /// How long the keys are made to live by an extension whose TTL is `ttl`.
+  /// How long the keys are made to live by an extension whose TTL is `ttl`
+  /// (a reentrant key: as long as the owner's longest hold, plus the delay).
   /// Both are validated (at most max_duration each), so the sum fits.
   std::chrono::milliseconds key_ttl(std::chrono::milliseconds ttl) const noexcept {
     return ttl + lock_delay;

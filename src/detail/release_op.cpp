@@ -24,8 +24,8 @@ void release_op::run() {
 
   const auto& keys = state->keys;
   // One copy of the command for every node, kept for resends too.
-  const auto command =
-      std::make_shared<const std::string>(release_command(keys, state->token, nodes_->id()));
+  const auto command = std::make_shared<const std::string>(
+      release_command(keys, state->token, nodes_->id(), state->lock_delay));
   const auto now = clock::now();
   // The key lives at most this long: past it, a delete has nothing to do.
   const auto retry_until = std::max(now, state->deadline()) + state->key_ttl(held_.ttl());

@@ -18,11 +18,11 @@ std::string_view announcement(const held_keys& keys) {
 }  // namespace
 
 undo_op::undo_op(std::shared_ptr<node_set> nodes, const held_keys& keys, std::string_view token,
-                 undo_plan plan, clock::duration timeout, clock::time_point retry_until,
-                 unique_function<void()> done)
+                 std::chrono::milliseconds lock_delay, undo_plan plan, clock::duration timeout,
+                 clock::time_point retry_until, unique_function<void()> done)
     : nodes_(std::move(nodes)),
-      command_(
-          std::make_shared<const std::string>(release_command(keys, token, announcement(keys)))),
+      command_(std::make_shared<const std::string>(
+          release_command(keys, token, announcement(keys), lock_delay))),
       plan_(std::move(plan)),
       timeout_(timeout),
       retry_until_(retry_until),

@@ -9,6 +9,7 @@
 
 #include <redlock/detail/unique_function.hpp>
 
+#include <chrono>
 #include <memory>
 #include <string>
 
@@ -20,8 +21,8 @@ class undo_op final : public std::enable_shared_from_this<undo_op> {
   /// could not be delivered (node down, connection dropped) is retried on
   /// the node's next connection only until then.
   undo_op(std::shared_ptr<node_set> nodes, const held_keys& keys, std::string_view token,
-          undo_plan plan, clock::duration timeout, clock::time_point retry_until,
-          unique_function<void()> done);
+          std::chrono::milliseconds lock_delay, undo_plan plan, clock::duration timeout,
+          clock::time_point retry_until, unique_function<void()> done);
   void run();
 
  private:
