@@ -23,18 +23,6 @@ std::string_view trimmed(std::string_view text) {
 
 }  // namespace
 
-std::string_view to_string(node_risk risk) noexcept {
-  switch (risk) {
-    case node_risk::replicas:
-      return "replicas";
-    case node_risk::evicting_policy:
-      return "evicting_policy";
-    case node_risk::no_aof:
-      return "no_aof";
-  }
-  return "unknown";
-}
-
 node_config parse_node(std::string_view text) {
   text = trimmed(text);
   const auto full = text;

@@ -185,4 +185,16 @@ std::string_view to_string(claim_outcome outcome) noexcept {
   return "unknown";
 }
 
+std::string_view to_string(node_risk risk) noexcept {
+  switch (risk) {
+    case node_risk::replicas:
+      return "replicas";
+    case node_risk::evicting_policy:
+      return "evicting_policy";
+    case node_risk::no_aof:
+      return "no_aof";
+  }
+  return "unknown";
+}
+
 }  // namespace redlock

@@ -114,4 +114,7 @@ TEST_CASE("every other public enumeration has a name for each enumerator", "[uni
 
   using event = redlock::connection_event;
   check_names({event::connected, event::disconnected, event::failed}, "unknown");
+
+  using risk = redlock::node_risk;
+  check_names({risk::replicas, risk::evicting_policy, risk::no_aof}, "unknown");
 }
