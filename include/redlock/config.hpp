@@ -162,7 +162,9 @@ struct lock_options {
   /// token older than one it has seen (include/redlock/fencing.hpp). Costs
   /// one round trip when the nodes agree, two when they do not. The TTL may
   /// be at most client_config::max_fenced_ttl. A reentrant acquisition
-  /// returns the token of the hold it re-enters; extensions keep it.
+  /// returns the token of the hold it re-enters, or a larger one when the
+  /// nodes' records of the hold differ (never a smaller one; write with the
+  /// latest: docs/fencing.md); extensions keep it.
   bool fenced = false;
   /// Lock-delay: after the lock lapses without a release (its holder
   /// crashed, paused, or lost the nodes), nobody acquires it before this
