@@ -80,7 +80,7 @@ TEST_CASE("several keys or a reentrant owner take one script call", "[unit][comm
   CHECK(extend.ends_with("$1\r\nt\r\n$1\r\n5\r\n$7\r\nowner-1\r\n$3\r\n250\r\n"));
 }
 
-TEST_CASE("fenced acquires: the state key last; the lock-delay as the others", "[unit][commands]") {
+TEST_CASE("fenced acquires: the state key last, the lock-delay as the others", "[unit][commands]") {
   const auto plain_fenced = fenced_acquire_command(plain("k"), "t", 100ms, 50ms);
   CHECK(plain_fenced.find(std::string(fenced_acquire_script())) != std::string::npos);
   CHECK(
