@@ -218,8 +218,11 @@ common_args=("${unity[@]}" -DREDLOCK_BUILD_EXAMPLES=OFF -DREDLOCK_BUILD_BENCH=OF
   "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1")
 
 if [[ "${REDLOCK_SANITIZERS:-1}" != 0 ]]; then
+  # Batches of 16 instead of 8: GCC's UBSan instrumentation makes each
+  # batch slow to compile, and fewer batches parse Asio fewer times
+  # (measured: this stage's build 646 s -> 562 s on 2 cores).
   run_stage asan+ubsan build-asan "${san_env[@]}" \
-    -- -DREDLOCK_SANITIZE=address,undefined "${common_args[@]}"
+    -- -DREDLOCK_SANITIZE=address,undefined "${common_args[@]}" -DCMAKE_UNITY_BUILD_BATCH_SIZE=16
 else
   summary+=("SKIP  sanitizers (REDLOCK_SANITIZERS=0)")
 fi
