@@ -224,7 +224,7 @@ TEST_CASE("a wake-up of a set's waiter leaves its other keys' subscriptions alon
 
   constexpr int size = 100;
   std::vector<std::string> set;
-  for (int i = 0; i < size; ++i) set.push_back("k" + std::to_string(i));
+  for (int i = 0; i < size; ++i) set.push_back(std::string("k").append(std::to_string(i)));
   auto held = acquire_all(e.io, holder, set, once(30s));
   REQUIRE_FALSE(held.ec);
 
