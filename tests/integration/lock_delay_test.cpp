@@ -243,8 +243,9 @@ TEST_CASE("a lock that lapses unreleased is refused to others for its lock-delay
   CHECK(e.release_everywhere(rival, late.held).removed >= 2);
 }
 
-TEST_CASE("a delayed lock: keys live TTL + delay (plain, reentrant, adopted), and a release frees it",
-          "[integration][lock-delay]") {
+TEST_CASE(
+    "a delayed lock: keys live TTL + delay (plain, reentrant, adopted), and a release frees it",
+    "[integration][lock-delay]") {
   env e(3);
   redlock::client locks(e.io.get_executor(), e.config);
   redlock::client rival(e.io.get_executor(), e.config);
