@@ -118,7 +118,7 @@ failed=0
 #   stage_ctest_args are added to ctest's; stage_check, if set, names a
 #   function run with the build dir between build and ctest.
 run_stage() {
-  local name=$1 dir=$2 start rc=0 result
+  local name=$1 dir=$2 start rc=0 result failed_tests=
   shift 2
   local -a prefix=()
   while (($# > 0)) && [[ "$1" != -- ]]; do
@@ -147,6 +147,12 @@ run_stage() {
       result="PASS  $name"
     else
       result="FAIL  $name: ctest exit $rc"
+      # The failed tests' names again here: the summary is what a CI log
+      # cut to its tail still shows.
+      local list=$root/$dir/Testing/Temporary/LastTestsFailed.log
+      if [[ -s "$list" ]]; then
+        failed_tests=$(sed -E 's/^[0-9]+:/      failed: /' "$list")
+      fi
       failed=1
     fi
   fi
@@ -154,6 +160,7 @@ run_stage() {
   reap
   result+=" ($((SECONDS - start)) s)"
   [[ "${REDLOCK_TEST_LOAD:-0}" != 0 ]] && result+=" under load"
+  [[ -n "$failed_tests" ]] && result+=$'\n'"$failed_tests"
   echo "--- $result"
   summary+=("$result")
 }
