@@ -139,13 +139,10 @@ void connection::on_connected() {
   auto self = shared_from_this();
   for (std::size_t i = 0; i < setup.size(); ++i) {
     const bool last = i + 1 == setup.size();
-    enqueue_write(
-        setup[i],
-        [this, self, last](error_code ec, const reply& r) {
-          if (!ec && r.is_error()) ec = classify_error_reply(r.text);
-          on_handshake_reply(ec, r, last);
-        },
-        retry{}, false);
+    enqueue_write(setup[i], [this, self, last](error_code ec, const reply& r) {
+      if (!ec && r.is_error()) ec = classify_error_reply(r.text);
+      on_handshake_reply(ec, r, last);
+    });
   }
 }
 
@@ -179,8 +176,7 @@ void connection::send_info() {
   checking_ = true;
   enqueue_write(
       format_command({"INFO"}),
-      [this, self = shared_from_this()](error_code ec, const reply& r) { on_info_reply(ec, r); },
-      retry{}, false);
+      [this, self = shared_from_this()](error_code ec, const reply& r) { on_info_reply(ec, r); });
 }
 
 void connection::on_info_reply(error_code ec, const reply& r) {
@@ -281,25 +277,14 @@ void connection::become_ready(bool check_ahead) {
   // Before anything else this connection sends: a restart since the node's
   // fencing state was last checked makes it lost (docs/fencing.md).
   if (!settings_.subscriber) {
-    enqueue_write(
-        fence_restart_check_command(make_token()),
-        [this, self = shared_from_this()](error_code ec, const reply& r) {
-          on_restart_check_reply(ec, r);
-        },
-        retry{}, false);
+    enqueue_write(fence_restart_check_command(make_token()),
+                  [this, self = shared_from_this()](error_code ec, const reply& r) {
+                    on_restart_check_reply(ec, r);
+                  });
   }
-  auto queued = std::move(not_connected_);
-  not_connected_.clear();
-  const auto now = clock::now();
-  std::vector<callback> expired;
-  for (auto& command : queued) {
-    if (command.again.command && now >= command.again.until) {
-      expired.push_back(std::move(command.done));
-      continue;
-    }
-    const auto bytes = command.bytes();
-    enqueue_write(bytes, std::move(command.done), std::move(command.again), command.repeated);
-  }
+  const bool none_owed = pipeline_.awaiting() == 0;
+  auto expired = pipeline_.on_link_ready(clock::now());
+  if (none_owed && pipeline_.awaiting() > 0) note_owed_replies();
   uncork();
   // Only once everything still due is queued: these callbacks may send.
   for (auto& done : expired) done(errc::node_timeout, reply{});
@@ -309,21 +294,16 @@ void connection::become_ready(bool check_ahead) {
 
 void connection::send_unanswered(std::string_view command) {
   if (state_ != state::ready) return;
-  pending_output_.append(command);
-  if (!write_in_flight_) write();
+  pipeline_.push_unanswered(command);
+  if (!pipeline_.write_in_flight()) write();
 }
 
 void connection::on_push(push_handler handler) { push_handler_ = std::move(handler); }
 
 void connection::on_ready(unique_function<void()> handler) { ready_handler_ = std::move(handler); }
 
-void connection::send_command(std::string_view command, callback done, retry again) {
-  // A retried command is kept by reference; a plain one is copied only if
-  // it must wait for the connection.
-  const auto wait = [&] {
-    not_connected_.push_back(
-        {again.command ? std::string() : std::string(command), std::move(done), std::move(again)});
-  };
+void connection::send_command(std::string_view command, callback done, pipeline::retry again) {
+  const auto wait = [&] { pipeline_.hold(command, std::move(done), std::move(again)); };
   switch (closing_ ? state::closed : state_) {
     case state::ready:
       enqueue_write(command, std::move(done), std::move(again), false);
@@ -346,22 +326,21 @@ void connection::send_command(std::string_view command, callback done, retry aga
   boost::asio::post(strand_, [done = std::move(done), ec]() mutable { done(ec, reply{}); });
 }
 
-void connection::enqueue_write(std::string_view command, callback done, retry again,
+void connection::enqueue_write(std::string_view command, callback done, pipeline::retry again,
                                bool repeated) {
-  if (awaiting_reply_.empty()) {
-    last_progress_ = clock::now();
-    if (!stall_timer_armed_) watch_for_stall();
-  }
-  pending_output_.append(command);
-  awaiting_reply_.push_back({std::move(done), std::move(again), repeated});
-  if (!write_in_flight_ && corked_ == 0) write();
+  if (pipeline_.awaiting() == 0) note_owed_replies();
+  pipeline_.push(command, std::move(done), std::move(again), repeated);
+  if (pipeline_.wants_write()) write();
+}
+
+void connection::note_owed_replies() {
+  last_progress_ = clock::now();
+  if (!stall_timer_armed_) watch_for_stall();
 }
 
 void connection::uncork() {
-  if (corked_ > 0) --corked_;
-  if (corked_ == 0 && state_ == state::ready && !write_in_flight_ && !pending_output_.empty()) {
-    write();
-  }
+  pipeline_.uncork();
+  if (state_ == state::ready && pipeline_.wants_write()) write();
 }
 
 void connection::watch_for_stall() {
@@ -371,7 +350,7 @@ void connection::watch_for_stall() {
       [this, self = shared_from_this(), generation = generation_](error_code ec) {
         if (ec || generation != generation_) return;  // whoever cancelled has disarmed it
         stall_timer_armed_ = false;
-        if (awaiting_reply_.empty()) return;
+        if (pipeline_.awaiting() == 0) return;
         if (clock::now() - last_progress_ >= settings_.stall_timeout) {
           return fail(boost::asio::error::timed_out);
         }
@@ -381,22 +360,19 @@ void connection::watch_for_stall() {
 
 void connection::write() {
   // Everything queued since the last write goes out in one write.
-  writing_.clear();
-  writing_.swap(pending_output_);
-  write_in_flight_ = true;
-  written_ = awaiting_reply_.size();  // every command queued so far may now run
+  const auto bytes = pipeline_.take_write_buffer();
   const auto generation = generation_;
   with_stream([&](auto& stream) {
-    boost::asio::async_write(stream, boost::asio::buffer(writing_),
+    boost::asio::async_write(stream, boost::asio::buffer(bytes.data(), bytes.size()),
                              [this, self = shared_from_this(), slot = started_on_tls(), generation](
                                  error_code ec, std::size_t) {
                                if (slot) --slot->pending;
                                if (generation != generation_) return;
-                               write_in_flight_ = false;
+                               pipeline_.on_write_done();
                                if (state_ == state::closed) {
                                  // Flushing after shutdown(): close once everything is written.
                                  if (ec) return drop_socket();
-                                 if (!pending_output_.empty()) return write();
+                                 if (pipeline_.has_output()) return write();
                                  // All out: tell the node, and close once it has answered and
                                  // closed its side (reading on, so that unread replies do not make
                                  // our close a reset that could discard what we wrote).
@@ -406,7 +382,7 @@ void connection::write() {
                                  return;
                                }
                                if (ec) return fail(ec);
-                               if (!pending_output_.empty() && corked_ == 0) write();
+                               if (pipeline_.wants_write()) write();
                              });
   });
 }
@@ -447,7 +423,7 @@ void connection::on_read(std::size_t bytes) {
     if (redisReaderGetReply(reader_.get(), &raw) != REDIS_OK) return fail(errc::protocol_error);
     if (raw == nullptr) break;
     std::unique_ptr<void, reply_deleter> owned(raw);
-    if (awaiting_reply_.empty()) {
+    if (pipeline_.awaiting() == 0) {
       const auto& pushed = *static_cast<const redisReply*>(raw);
       if (push_handler_ && pushed.type == REDIS_REPLY_ERROR) {
         // A refused SUBSCRIBE (e.g. an ACL user without channel rights):
@@ -473,11 +449,9 @@ void connection::on_read(std::size_t bytes) {
       if (generation != generation_ || state_ == state::closed) return;
       continue;
     }
-    auto done = std::move(awaiting_reply_.front().done);
+    auto [done, repeated] = pipeline_.pop_reply();
     auto answer = reply_view(*static_cast<const redisReply*>(raw));
-    answer.repeated = awaiting_reply_.front().repeated;
-    awaiting_reply_.pop_front();
-    if (written_ > 0) --written_;
+    answer.repeated = repeated;
     done(error_code{}, answer);
     // The callback may have shut the connection down.
     if (generation != generation_ || state_ == state::closed) return;
@@ -542,7 +516,7 @@ void connection::fail(error_code ec, bool logged) {
 
 void connection::shutdown() {
   if (state_ == state::closed || closing_) return;
-  if ((state_ == state::connecting || state_ == state::handshaking) && !not_connected_.empty()) {
+  if ((state_ == state::connecting || state_ == state::handshaking) && pipeline_.held() > 0) {
     // What is queued for this node (a release's deletes, the SET of an
     // acquire that completed at a quorum without it) still goes out once
     // the set-up is done, within the connect timeout that bounds it, as it
@@ -553,8 +527,8 @@ void connection::shutdown() {
   }
   // Also with replies still owed: closing with unread data would reset the
   // connection, and a reset may discard bytes of ours not yet sent.
-  const bool flush = state_ == state::ready &&
-                     (write_in_flight_ || !pending_output_.empty() || !awaiting_reply_.empty());
+  const bool flush = state_ == state::ready && (pipeline_.write_in_flight() ||
+                                                pipeline_.has_output() || pipeline_.awaiting() > 0);
   state_ = state::closed;
   reconnect_timer_.cancel();
   if (flush) {
@@ -565,10 +539,10 @@ void connection::shutdown() {
         [this, self = shared_from_this(), generation = generation_](error_code ec) {
           if (!ec && generation == generation_) drop_socket();
         });
-    corked_ = 0;
-    if (!write_in_flight_ && !pending_output_.empty()) {
+    pipeline_.uncork_all();
+    if (pipeline_.wants_write()) {
       write();
-    } else if (!write_in_flight_) {
+    } else if (!pipeline_.write_in_flight()) {
       error_code ignored;
       lowest_layer().shutdown(boost::asio::ip::tcp::socket::shutdown_send, ignored);
     }
@@ -580,12 +554,9 @@ void connection::shutdown() {
 
 void connection::abandon() noexcept {
   // Moved out first: destroying a callback may free what refers to us.
-  auto awaiting = std::move(awaiting_reply_);
-  auto waiting = std::move(not_connected_);
+  auto commands = std::exchange(pipeline_, pipeline{});
   auto push = std::move(push_handler_);
   auto ready = std::move(ready_handler_);
-  awaiting_reply_.clear();
-  not_connected_.clear();
   state_ = state::closed;
 }
 
@@ -600,45 +571,16 @@ void connection::drop_socket() {
   connect_timer_.cancel();
   stall_timer_.cancel();
   stall_timer_armed_ = false;
-  pending_output_.clear();
-  write_in_flight_ = false;
+  pipeline_.drop_output();
   reader_.reset(create_reply_reader());  // a reader that saw a protocol error stays broken
   if (!reader_) throw std::bad_alloc();
 }
 
 void connection::fail_pending(error_code ec) {
-  // Taken out first: callbacks may send again (and fail fast) or shut down.
-  auto awaiting = std::move(awaiting_reply_);
-  auto waiting = std::move(not_connected_);
-  awaiting_reply_.clear();
-  not_connected_.clear();
-  const auto written = std::exchange(written_, 0);
-  // Commands that may be repeated go to the next connection, ahead of
-  // anything sent later, whether or not they ran on this one.
-  const auto now = clock::now();
-  const bool reconnecting = state_ != state::closed;
-  const auto due = [&](const retry& r) { return reconnecting && r.command && now < r.until; };
-  std::deque<waiting_command> next;
-  for (std::size_t i = 0; i < awaiting.size(); ++i) {
-    auto& command = awaiting[i];
-    if (due(command.again)) {
-      // Written (maybe in part): it may have run, so its next answer is a repeat's.
-      const bool repeated = i < written || command.repeated;
-      next.push_back({{}, std::move(command.done), std::move(command.again), repeated});
-    } else {
-      command.done(ec, reply{});
-    }
+  // Callbacks may send again (held, or failed fast) or shut down.
+  for (auto& done : pipeline_.on_link_lost(clock::now(), state_ == state::closed)) {
+    done(ec, reply{});
   }
-  for (auto& command : waiting) {
-    if (due(command.again)) {
-      next.push_back(std::move(command));
-    } else {
-      command.done(ec, reply{});
-    }
-  }
-  // Callbacks above may have queued more: those come after the retried ones.
-  for (auto& command : not_connected_) next.push_back(std::move(command));
-  not_connected_ = std::move(next);
 }
 
 }  // namespace redlock::detail

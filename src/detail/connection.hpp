@@ -7,6 +7,7 @@
 #include <redlock/detail/unique_function.hpp>
 #include <redlock/observer.hpp>
 #include "detail/logger.hpp"
+#include "detail/pipeline.hpp"
 #include "detail/reply.hpp"
 #include "detail/timer.hpp"
 #include "detail/tls.hpp"
@@ -14,7 +15,6 @@
 #include <boost/asio/ip/tcp.hpp>
 
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <string>
 #include <vector>
@@ -58,7 +58,7 @@ struct connection_settings {
 /// that broke the connection. All members must be called on the strand.
 class connection : public std::enable_shared_from_this<connection> {
  public:
-  using callback = unique_function<void(error_code, const reply&)>;
+  using callback = pipeline::callback;
 
   connection(strand_type strand, node_config node, connection_settings settings);
   ~connection();
@@ -77,7 +77,7 @@ class connection : public std::enable_shared_from_this<connection> {
   /// first copy had been written); past `retry_until` it fails with
   /// errc::node_timeout. Left unset, a down node fails it at once.
   void send(std::string_view command, callback done) {
-    send_command(command, std::move(done), retry{});
+    send_command(command, std::move(done), pipeline::retry{});
   }
   /// The same with a command that is idempotent and shared by every node's
   /// connection: kept by reference for a resend instead of copied.
@@ -97,7 +97,7 @@ class connection : public std::enable_shared_from_this<connection> {
   void abandon() noexcept;
   /// While corked, commands queue without being written; uncork() writes
   /// everything queued in one write. Nests.
-  void cork() noexcept { ++corked_; }
+  void cork() noexcept { pipeline_.cork(); }
   void uncork();
 
   /// Pub/sub: writes a command whose answer comes as a push (SUBSCRIBE);
@@ -117,26 +117,6 @@ class connection : public std::enable_shared_from_this<connection> {
 
  private:
   enum class state { idle, connecting, handshaking, ready, backoff, closed };
-  /// What a retried command keeps to be sent again.
-  struct retry {
-    std::shared_ptr<const std::string> command;  ///< Null: not retried.
-    clock::time_point until{};
-  };
-  struct waiting_command {
-    std::string command;  ///< Empty when retry.command holds it.
-    callback done;
-    retry again;
-    bool repeated = false;  ///< Was written on a connection that failed.
-
-    std::string_view bytes() const noexcept {
-      return again.command ? std::string_view(*again.command) : std::string_view(command);
-    }
-  };
-  struct awaited_command {
-    callback done;
-    retry again;
-    bool repeated = false;
-  };
 
   void connect();
   void tls_handshake();
@@ -163,8 +143,12 @@ class connection : public std::enable_shared_from_this<connection> {
   void checked();
   /// `check_ahead`: send INFO ahead of the queued commands.
   void become_ready(bool check_ahead);
-  void send_command(std::string_view command, callback done, retry again);
-  void enqueue_write(std::string_view command, callback done, retry again, bool repeated);
+  void send_command(std::string_view command, callback done, pipeline::retry again);
+  /// Queues for the next write (written now unless corked or writing).
+  void enqueue_write(std::string_view command, callback done, pipeline::retry again = {},
+                     bool repeated = false);
+  /// Replies are owed from now on: the stall timer watches for them.
+  void note_owed_replies();
   void write();
   void read();
   void on_read(std::size_t bytes);
@@ -172,6 +156,7 @@ class connection : public std::enable_shared_from_this<connection> {
   void on_restart_check_reply(error_code ec, const reply& r);
   void fail(error_code ec, bool logged = false);
   void drop_socket();
+  /// Fails or holds (for the next link) every command; see pipeline::on_link_lost.
   void fail_pending(error_code ec);
   void watch_for_stall();
   std::string describe() const;
@@ -210,14 +195,7 @@ class connection : public std::enable_shared_from_this<connection> {
   unsigned consecutive_failures_ = 0;
   error_code last_error_{};
 
-  std::string pending_output_;  ///< Commands queued while a write is in flight.
-  std::string writing_;         ///< The buffer being written.
-  bool write_in_flight_ = false;
-  unsigned corked_ = 0;
-  std::deque<awaited_command> awaiting_reply_;  ///< One per command written or queued, in order.
-  /// How many of awaiting_reply_ (from the front) have gone into a write.
-  std::size_t written_ = 0;
-  std::deque<waiting_command> not_connected_;  ///< Sent before the connection was ready.
+  pipeline pipeline_;
   std::vector<char> read_buffer_;
   std::unique_ptr<redisReader, void (*)(redisReader*)> reader_;
   push_handler push_handler_;
