@@ -83,7 +83,7 @@ echo "=== plan unfenced-pause (register written plainly: stale_write lost_update
   --expect-violation stale_write --expect-violation lost_update \
   --out "$out/plan-unfenced-pause" | grep -E '^(acquire|critical section|faults|fencing|violations|lost updates|verdict)' || status=1
 echo "=== plan fenced-pause (register written through the fence check: no violation) ==="
-"$bin" --plan fenced-pause --duration 60s ${seed:+--seed "$seed"} \
+"$bin" --plan fenced-pause --duration 60s ${seed:+--seed "$seed"} --min-refused-writes 1 \
   --out "$out/plan-fenced-pause" | grep -E '^(acquire|critical section|faults|fencing|violations|lost updates|verdict)' || status=1
 
 if ((controls)); then

@@ -186,19 +186,21 @@ plan_info leader() {
 // of a register under fenced locks while client processes are stopped past
 // their validity (SIGSTOP, 0.6-1.2 s against TTLs of 300-500 ms) and nodes
 // are paused and killed (restarted without their data). Holders work 0-40
-// ms between their read and their write, so a stop often lands in between.
-// The unfenced plan writes the register plainly and must show stale writes
-// and lost updates; the fenced one writes it through fenced_set_script.
+// ms between their read and their write, so a stop often lands in between;
+// and one section in 12 of each worker stalls there until another holder
+// has written, so that some stale write is certain, not left to chance (a
+// run of the unfenced plan once caught none). The unfenced plan writes the register plainly and
+// must show stale writes and lost updates; the fenced one writes it through fenced_set_script.
 plan_info pause_register(bool fenced) {
   plan_info plan;
   plan.name = fenced ? "fenced-pause" : "unfenced-pause";
   plan.description =
       fenced ? "fenced locks, the register written through the resource's fence check; client "
-               "processes stopped 0.6-1.2 s (past their validity), nodes paused and killed "
-               "(restarted without data)"
+               "processes stopped 0.6-1.2 s (past their validity), holders stalled between read "
+               "and write until another wrote, nodes paused and killed (restarted without data)"
              : "fenced locks, the register written plainly (the fence ignored); client processes "
-               "stopped 0.6-1.2 s (past their validity), nodes paused and killed (restarted "
-               "without data)";
+               "stopped 0.6-1.2 s (past their validity), holders stalled between read and write "
+               "until another wrote, nodes paused and killed (restarted without data)";
   plan.clients = 4;
   plan.workers_per_client = 4;
   plan.resources = 2;
@@ -217,6 +219,8 @@ plan_info pause_register(bool fenced) {
   w.validity_margin = 50ms;
   w.fenced_locks = true;
   w.fenced_writes = fenced;
+  w.stall_every = 12;
+  w.stall_max = 1500ms;
   return plan;
 }
 

@@ -6,6 +6,7 @@
 #include <exception>
 #include <optional>
 #include <stdexcept>
+#include <thread>
 
 namespace redlock::torture {
 namespace {
@@ -148,6 +149,16 @@ void protected_register::abandon(worker_history& history, const open_section& se
   event e = section_event(event_type::fail, section.res, section.token);
   e.err = std::string(abandoned_section);
   history.record(std::move(e));
+}
+
+bool protected_register::wait_for_other_write(const open_section& section,
+                                              std::chrono::milliseconds max) {
+  const auto deadline = std::chrono::steady_clock::now() + max;
+  while (parse_counter(store_.get(key(section.res))) == section.read) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  return true;
 }
 
 std::int64_t protected_register::value(const std::string& res) {

@@ -11,6 +11,7 @@
 
 #include <redlock/lock.hpp>
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -54,6 +55,10 @@ class protected_register {
   /// section): a cs ok when the store accepted it, a cs fail with err
   /// refused_section when it refused it as stale.
   void end_fenced(worker_history& history, const open_section& section);
+
+  /// Waits (polling the store) until reg:<res> holds something other than
+  /// what the section read, for at most `max`; true when it changed.
+  bool wait_for_other_write(const open_section& section, std::chrono::milliseconds max);
 
   /// The final value of reg:<res> (0 when missing).
   std::int64_t value(const std::string& res);

@@ -69,7 +69,8 @@ std::vector<violation_kind> missing_kinds(const report& r, const run_description
 
 bool as_expected(const report& r, const run_description& d) {
   if (!d.expected.empty()) return missing_kinds(r, d).empty();
-  return r.total_violations() == 0 && r.acquire.ok >= d.min_acquisitions;
+  return r.total_violations() == 0 && r.acquire.ok >= d.min_acquisitions &&
+         r.stale_writes_refused >= d.min_refused_writes;
 }
 
 std::string summary_text(const report& r, const run_description& d, bool pass) {
@@ -129,6 +130,11 @@ std::string summary_text(const report& r, const run_description& d, bool pass) {
   } else if (r.acquire.ok < d.min_acquisitions) {
     why = fmt::format("no violation, but only {} successful acquisitions (at least {} required)",
                       r.acquire.ok, d.min_acquisitions);
+  } else if (r.stale_writes_refused < d.min_refused_writes) {
+    why = fmt::format(
+        "no violation, but only {} stale writes refused by the fence check (at least {} "
+        "required): the fence was not put to the test",
+        r.stale_writes_refused, d.min_refused_writes);
   } else {
     why = "no violation, as expected";
   }

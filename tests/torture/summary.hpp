@@ -24,6 +24,9 @@ struct run_description {
   /// Kinds that must be found (a broken assumption or client); empty: none may be.
   std::vector<violation_kind> expected;
   std::size_t min_acquisitions = 0;
+  /// Stale writes the resource's fence check must have refused: the fence
+  /// was put to work, not only never contradicted.
+  std::size_t min_refused_writes = 0;
   std::string out_dir;
   double elapsed_s = 0;
 };

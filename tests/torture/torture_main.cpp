@@ -88,6 +88,7 @@ struct options {
   std::vector<std::string> broken;
   std::vector<violation_kind> expected;
   std::size_t min_acquisitions = 0;
+  std::size_t min_refused_writes = 0;
   std::optional<std::filesystem::path> check_only;
   // worker
   bool worker = false;
@@ -170,6 +171,10 @@ std::optional<int> parse_command_line(int argc, char** argv, options& opt) {
   auto* replaced_option = app.add_option("--expect-violations")->expected(0, 1)->group("");
   app.add_option("--min-acquisitions", opt.min_acquisitions,
                  "Fail unless at least N acquires succeeded")
+      ->capture_default_str()
+      ->check(CLI::Range(std::size_t{0}, std::size_t{1} << 40));
+  app.add_option("--min-refused-writes", opt.min_refused_writes,
+                 "Fail unless the resource's fence check refused at least N stale writes")
       ->capture_default_str()
       ->check(CLI::Range(std::size_t{0}, std::size_t{1} << 40));
   app.add_option("--check", opt.check_only, "Only check an existing run directory")
@@ -532,6 +537,7 @@ int controller(const options& opt) {
   d.broken = opt.broken;
   d.expected = opt.expected;
   d.min_acquisitions = opt.min_acquisitions;
+  d.min_refused_writes = opt.min_refused_writes;
   std::filesystem::path dir = opt.out;
 
   if (opt.check_only) {

@@ -129,6 +129,9 @@ class worker {
     client_.release(held, ec);  // lock_lost is only information: it is recorded
   }
 
+  /// This critical section is one of those that stall (workload_profile::stall_every).
+  bool stall_now() { return profile_.stall_every > 0 && ++sections_ % profile_.stall_every == 0; }
+
   bool enough_validity(const lock& held, milliseconds work) const {
     return held.valid() && held.remaining_validity() >= work + profile_.validity_margin;
   }
@@ -141,7 +144,9 @@ class worker {
     if (!enough_validity(held, work)) return;
     if (profile_.fenced_writes) return fenced_section(held, work);
     const auto section = register_.begin(client_.history(), held);
-    if (chance(profile_.extend_share)) {
+    if (stall_now()) {
+      register_.wait_for_other_write(section, profile_.stall_max);
+    } else if (chance(profile_.extend_share)) {
       const auto first_half = work / 2;
       std::this_thread::sleep_for(first_half);
       extend_in_section(held);
@@ -162,7 +167,11 @@ class worker {
   void fenced_section(const lock& held, milliseconds work) {
     const auto section = register_.begin_fenced(client_.history(), held);
     if (!section) return;
-    if (work.count() > 0) std::this_thread::sleep_for(work);
+    if (stall_now()) {
+      register_.wait_for_other_write(*section, profile_.stall_max);
+    } else if (work.count() > 0) {
+      std::this_thread::sleep_for(work);
+    }
     register_.end_fenced(client_.history(), *section);
   }
 
@@ -207,6 +216,7 @@ class worker {
   std::mt19937_64 rng_;
   recorded_client client_;
   protected_register register_;
+  int sections_ = 0;  ///< Critical sections begun.
 };
 
 // A contender for leadership of r0: the process's leader, when elected.

@@ -59,6 +59,14 @@ struct workload_profile {
   /// The register is written through the resource's fence check
   /// (protected_register::begin_fenced / end_fenced) instead of plainly.
   bool fenced_writes = false;
+  /// Every stall_every-th critical section of each worker stalls between
+  /// its read and its write until another holder has written the register
+  /// (at most stall_max), then writes without checking its lock again: a
+  /// holder paused past its validity at the worst moment (the GC pause of
+  /// Kleppmann's example), made certain instead of left to where a SIGSTOP
+  /// happens to land. 0: never.
+  int stall_every = 0;
+  std::chrono::milliseconds stall_max{0};
 };
 
 struct workload_options {
