@@ -1,16 +1,14 @@
 #include "detail/connection.hpp"
+#include "detail/admission.hpp"
 #include "detail/backoff.hpp"
 #include "detail/commands.hpp"
 #include "detail/random.hpp"
-#include "detail/server_registry.hpp"
-#include "detail/topology_check.hpp"
 
 #include <fmt/format.h>
 #include <hiredis.h>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/write.hpp>
 
-#include <algorithm>
 #include <utility>
 
 namespace redlock::detail {
@@ -21,12 +19,6 @@ constexpr std::size_t read_chunk = 16 * 1024;
 struct reply_deleter {
   void operator()(void* r) const { freeReplyObject(r); }
 };
-
-/// INFO is not allowed to this user (ACL) or not there at all (renamed away):
-/// the node can still serve locks, unchecked.
-bool info_unavailable(std::string_view error) {
-  return error.starts_with("NOPERM") || error.starts_with("ERR unknown command");
-}
 
 }  // namespace
 
@@ -40,7 +32,8 @@ connection::connection(strand_type strand, node_config node, connection_settings
       reconnect_timer_(strand_),
       stall_timer_(strand_),
       read_buffer_(read_chunk),
-      reader_(create_reply_reader(), &redisReaderFree) {
+      reader_(create_reply_reader(), &redisReaderFree),
+      admission_(settings_.warn_without_aof, settings_.servers, settings_.node_index, describe()) {
   if (!reader_) throw std::bad_alloc();
   if (node_.tls.enabled) tls_context_ = make_tls_context(node_.tls, describe());
 }
@@ -109,7 +102,7 @@ void connection::tls_handshake() {
                                    return;
                                  if (ec) {
                                    ec = tls_handshake_error(slot->stream, ec, node_.tls.verify);
-                                   if (consecutive_failures_ == 0 || ec != last_error_) {
+                                   if (failures_.is_news(ec)) {
                                      settings_.log(
                                          log_level::error,
                                          fmt::format("redlock: node {}: TLS handshake failed: {}",
@@ -127,12 +120,8 @@ void connection::on_connected() {
   lowest_layer().set_option(boost::asio::socket_base::keep_alive(true), ignored);
   state_ = state::handshaking;
 
-  // AUTH and SELECT must succeed. A subscriber PINGs, so that it is ready
-  // only once the node answers.
-  std::vector<std::string> setup;
-  if (!node_.password.empty()) setup.push_back(auth_command(node_.username, node_.password));
-  if (node_.database != 0) setup.push_back(select_command(node_.database));
-  if (settings_.subscriber) setup.push_back(format_command({"PING"}));
+  // Each must succeed.
+  const auto setup = setup_commands(node_, settings_.subscriber);
 
   read();
   if (setup.empty()) return set_up();
@@ -149,7 +138,7 @@ void connection::on_connected() {
 void connection::on_handshake_reply(error_code ec, const reply& r, bool last) {
   if (state_ != state::handshaking) return;
   if (ec) {
-    if (consecutive_failures_ == 0 || ec != last_error_) {
+    if (failures_.is_news(ec)) {
       settings_.log(log_level::error,
                     fmt::format("redlock: node {}: connection set-up refused: {}{}", describe(),
                                 ec.message(), r.is_error() ? fmt::format(" ({})", r.text) : ""));
@@ -164,7 +153,7 @@ void connection::set_up() {
     checked();
     return become_ready(false);
   }
-  if (passed_check_) return become_ready(true);
+  if (admission_.passed_before()) return become_ready(true);
   // The first check waits for its verdict before anything else is sent: a
   // node that turns out to be another node's server must not run a single
   // command (its SET NX could make the other node answer nil). The connect
@@ -181,58 +170,23 @@ void connection::send_info() {
 
 void connection::on_info_reply(error_code ec, const reply& r) {
   if (ec || !checking_) return;  // the connection failed first
-  error_code refusal;
-  std::string reason;
-  std::vector<topology_risk> risks;
-  if (r.is_error() && info_unavailable(r.text)) {
-    if (!std::exchange(warned_unchecked_, true)) {
-      settings_.log(log_level::warning,
-                    fmt::format("redlock: node {}: cannot check that it is an independent master "
-                                "(INFO answered: {})",
-                                describe(), r.text));
-    }
-    return accepted();
+  auto verdict = admission_.judge(r);
+  if (!verdict.unchecked_warning.empty()) {
+    settings_.log(log_level::warning,
+                  fmt::format("redlock: node {}: {}", describe(), verdict.unchecked_warning));
   }
-  if (r.is_error()) {
-    // BUSY, LOADING, max clients, NOAUTH...: not a node to vote yet.
-    refusal = classify_error_reply(r.text);
-    reason = fmt::format("INFO failed: {}", r.text);
-  } else if (r.type != reply::kind::string) {
-    refusal = errc::protocol_error;
-    reason = "INFO answered with something other than text";
-  } else {
-    const auto info = parse_info(r.text);
-    auto verdict = check_topology(info, settings_.warn_without_aof);
-    refusal = verdict.refusal;
-    reason = std::move(verdict.reason);
-    risks = std::move(verdict.risks);
-    if (!refusal && settings_.servers) {
-      if (auto other = settings_.servers->claim(settings_.node_index, info.run_id, describe())) {
-        refusal = errc::same_server;
-        reason = fmt::format(
-            "it is the same Redis server as node {}, listed under another name. Its votes would "
-            "count twice, so one server's word could make a majority (docs/safety.md, "
-            "\"Topology checks\")",
-            *other);
-      }
-    }
-  }
-  if (refusal) {
+  if (verdict.refusal) {
     // Logged when a series of failures starts or changes cause, so that a
     // refusal met after a plain connection failure is still explained.
-    if (consecutive_failures_ == 0 || refusal != last_error_) {
+    if (failures_.is_news(verdict.refusal)) {
       settings_.log(log_level::error,
-                    fmt::format("redlock: node {}: refused: {}", describe(), reason));
+                    fmt::format("redlock: node {}: refused: {}", describe(), verdict.reason));
     }
     // Every command behind INFO fails with the refusal: no reply of this
     // node has been read yet, so none can count as a vote.
-    return fail(refusal, true);
+    return fail(verdict.refusal, true);
   }
-  for (auto& risk : risks) {
-    // Once per risk and node: a risk that appears later is news.
-    if (std::find(warned_risks_.begin(), warned_risks_.end(), risk.explanation) !=
-        warned_risks_.end())
-      continue;
+  for (const auto& risk : verdict.new_risks) {
     if (settings_.on_risk) {
       const auto endpoint = describe();
       settings_.on_risk({risk.kind, settings_.node_index, endpoint, risk.explanation});
@@ -240,7 +194,6 @@ void connection::on_info_reply(error_code ec, const reply& r) {
       settings_.log(log_level::warning,
                     fmt::format("redlock: node {}: {}", describe(), default_risk_warning(risk)));
     }
-    warned_risks_.push_back(std::move(risk.explanation));
   }
   accepted();
 }
@@ -251,19 +204,14 @@ void connection::accepted() {
     settings_.watcher->on_connection(settings_.node_index, describe(), connection_event::connected,
                                      {});
   }
-  if (state_ == state::handshaking) {
-    passed_check_ = true;
-    become_ready(false);
-  }
+  if (state_ == state::handshaking) become_ready(false);
 }
 
 void connection::checked() {
   checking_ = false;
-  if (consecutive_failures_ > 0) {
+  if (failures_.end()) {
     settings_.log(log_level::info, fmt::format("redlock: node {}: reconnected", describe()));
   }
-  consecutive_failures_ = 0;
-  last_error_ = {};
 }
 
 void connection::become_ready(bool check_ahead) {
@@ -321,7 +269,7 @@ void connection::send_command(std::string_view command, callback done, pipeline:
   }
   // Fail fast: a down node must not cost the caller a request timeout.
   const error_code ec = state_ == state::closed || closing_ ? error_code(errc::connection_closed)
-                        : last_error_                       ? last_error_
+                        : failures_.last()                  ? failures_.last()
                                                             : error_code(errc::node_unavailable);
   boost::asio::post(strand_, [done = std::move(done), ec]() mutable { done(ec, reply{}); });
 }
@@ -488,7 +436,7 @@ void connection::fail(error_code ec, bool logged) {
   }
   // Log the loss of a checked, ready connection and the first failure of a
   // series, not every failed reconnect.
-  if (!logged && ((state_ == state::ready && !checking_) || consecutive_failures_ == 0)) {
+  if (!logged && ((state_ == state::ready && !checking_) || failures_.count() == 0)) {
     settings_.log(log_level::warning,
                   fmt::format("redlock: node {}: {}: {}", describe(),
                               state_ == state::connecting ? "cannot connect" : "connection lost",
@@ -500,13 +448,12 @@ void connection::fail(error_code ec, bool logged) {
         settings_.node_index, describe(),
         could_vote ? connection_event::disconnected : connection_event::failed, ec);
   }
-  last_error_ = ec;
-  ++consecutive_failures_;
+  failures_.add(ec);
   checking_ = false;
   state_ = state::backoff;
   drop_socket();
   reconnect_timer_.expires_after(
-      reconnect_delay(settings_.reconnect, consecutive_failures_, unit_random()));
+      reconnect_delay(settings_.reconnect, failures_.count(), unit_random()));
   reconnect_timer_.async_wait([this, self = shared_from_this()](error_code waited) {
     if (waited || state_ != state::backoff) return;
     connect();

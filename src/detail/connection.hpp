@@ -6,6 +6,7 @@
 #include <redlock/detail/asio.hpp>
 #include <redlock/detail/unique_function.hpp>
 #include <redlock/observer.hpp>
+#include "detail/admission.hpp"
 #include "detail/logger.hpp"
 #include "detail/pipeline.hpp"
 #include "detail/reply.hpp"
@@ -192,8 +193,7 @@ class connection : public std::enable_shared_from_this<connection> {
   state state_ = state::idle;
   /// Bumped on every (re)connect, so handlers of an older socket do nothing.
   std::uint64_t generation_ = 0;
-  unsigned consecutive_failures_ = 0;
-  error_code last_error_{};
+  failure_series failures_;
 
   pipeline pipeline_;
   std::vector<char> read_buffer_;
@@ -201,10 +201,8 @@ class connection : public std::enable_shared_from_this<connection> {
   push_handler push_handler_;
   unique_function<void()> ready_handler_;
   bool warned_push_error_ = false;
-  bool warned_unchecked_ = false;          ///< That INFO is unavailable was logged.
-  std::vector<std::string> warned_risks_;  ///< Risky settings already logged.
-  bool passed_check_ = false;  ///< A check of this node passed: later ones are pipelined.
-  bool checking_ = false;      ///< INFO sent on this connection, its reply not read yet.
+  admission admission_;
+  bool checking_ = false;  ///< INFO sent on this connection, its reply not read yet.
   /// shutdown() came during the set-up: finish it, send what is queued, close.
   bool closing_ = false;
 };

@@ -233,6 +233,19 @@ bool alive(pid_t pid) {
   return close != std::string::npos && close + 2 < line.size() && line[close + 2] != 'Z';
 }
 
+bool running(pid_t pid) {
+  if (!alive(pid)) return false;
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  constexpr unsigned long long sigkill_bit = 1ull << (SIGKILL - 1);
+  for (std::string line; std::getline(status, line);) {
+    // Pending signals as hex masks: the process's own, and its group's.
+    if (line.starts_with("SigPnd:") || line.starts_with("ShdPnd:")) {
+      if (std::stoull(line.substr(7), nullptr, 16) & sigkill_bit) return false;
+    }
+  }
+  return alive(pid);
+}
+
 std::size_t line_count(std::string_view text) {
   return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
 }

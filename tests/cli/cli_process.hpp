@@ -77,6 +77,11 @@ std::vector<std::string> nodes_args(const std::vector<std::uint16_t>& ports);
 
 /// The process exists and is not a zombie.
 bool alive(pid_t pid);
+/// Alive and not about to die: no SIGKILL is pending for it. A process
+/// sent SIGKILL never runs its own code again, but it stays in /proc until
+/// the kernel has scheduled its exit, which on a busy machine can come after
+/// the process that killed it has exited.
+bool running(pid_t pid);
 
 /// Number of lines in `text`.
 std::size_t line_count(std::string_view text);

@@ -334,7 +334,7 @@ TEST_CASE("cli exec: a command ending as its lock is lost leaves nothing running
   const auto done = cmd.wait(10s);
   INFO(done.err);
   CHECK(done.status == 3);
-  CHECK_FALSE(alive(leftover));
+  CHECK_FALSE(running(leftover));
   if (alive(leftover)) ::kill(leftover, SIGKILL);
 }
 
@@ -625,7 +625,7 @@ TEST_CASE("cli exec after a loss kills what is left of the command's process gro
   f.nodes.node(1).resume();
   INFO(done.err);
   CHECK(done.status == 3);
-  CHECK_FALSE(alive(grandchild));
+  CHECK_FALSE(running(grandchild));
 }
 
 TEST_CASE("cli exec survives a closed or broken stderr while it holds the lock", "[cli][exec]") {
