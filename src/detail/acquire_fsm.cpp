@@ -1,7 +1,6 @@
 #include "detail/acquire_fsm.hpp"
 
 #include "detail/backoff.hpp"
-#include "detail/negative_controls.hpp"
 
 #include <boost/asio/error.hpp>
 
@@ -51,7 +50,7 @@ acquire_fsm::action acquire_fsm::on_vote(std::uint64_t attempt, std::size_t node
                                          clock::time_point now) {
   if (phase_ != phase::attempting) return {};
   // A reply to an earlier attempt is about another token: never a vote.
-  if (attempt != attempt_ && !broken_on_purpose().count_late_votes) return {};
+  if (attempt != attempt_ && !rules_.count_late_votes) return {};
   return decided(round_.on_vote(node, v, now), now, true);
 }
 
@@ -162,7 +161,7 @@ acquire_fsm::action acquire_fsm::undo_attempt(clock::time_point now) {
     next.undo.push_back(role);
   }
   // Refused everywhere (the usual failure under contention): nothing to undo.
-  if (!anything || broken_on_purpose().skip_undo) return after_undo(now);
+  if (!anything || rules_.skip_undo) return after_undo(now);
   return next;
 }
 

@@ -45,6 +45,10 @@ struct acquire_rules {
   /// the fences, written back to a majority when the granting nodes'
   /// counters differ.
   bool fenced = false;
+  /// Negative controls (negative_controls.hpp): a reply to an earlier
+  /// attempt counts as a vote; a failed attempt is not undone.
+  bool count_late_votes = false;
+  bool skip_undo = false;
 };
 
 class acquire_fsm {

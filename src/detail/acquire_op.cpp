@@ -33,6 +33,10 @@ acquire_rules rules_of(lock_options options, double drift_factor) {
   rules.wait_timeout = options.wait_timeout;
   rules.unreachable_timeout = options.unreachable_timeout;
   rules.fenced = options.fenced;
+  const auto& broken = broken_on_purpose();
+  rules.round.drop_drift = broken.drop_drift;
+  rules.count_late_votes = broken.count_late_votes;
+  rules.skip_undo = broken.skip_undo;
   return rules;
 }
 

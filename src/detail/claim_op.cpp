@@ -52,12 +52,11 @@ class claim_op : public std::enable_shared_from_this<claim_op> {
       case action::attempt:
         return owner_.async_acquire(
             request_.resource, request_.lock,
-            boost::asio::bind_executor(strand_,
-                                       [self = shared_from_this()](error_code ec, lock claimed) {
-                                         if (!ec) self->claim_ = std::move(claimed);
-                                         self->act(self->fsm_.on_attempt(ec, self->now(),
-                                                                         unit_random()));
-                                       }));
+            boost::asio::bind_executor(
+                strand_, [self = shared_from_this()](error_code ec, lock claimed) {
+                  if (!ec) self->claim_ = std::move(claimed);
+                  self->act(self->fsm_.on_attempt(ec, self->now(), unit_random()));
+                }));
       case action::read_status:
         return owner_.async_status(
             request_.resource, effective_request_timeout(request_.lock),

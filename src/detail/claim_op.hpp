@@ -14,7 +14,7 @@ namespace redlock::detail {
 struct claim_request {
   std::string resource;  ///< `<name>:due:<id>`.
   occurrence due;
-  claim_window window;       ///< On the claimer's clock.
+  claim_window window;           ///< On the claimer's clock.
   milliseconds clock_offset{0};  ///< The claimer's clock is system_clock + this.
   /// Each attempt's options: try once, the claim's TTL, the request timeout
   /// (also the read's timeout and the retry spread), the stop token.

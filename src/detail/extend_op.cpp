@@ -1,6 +1,7 @@
 #include "detail/extend_op.hpp"
 
 #include "detail/commands.hpp"
+#include "detail/negative_controls.hpp"
 #include "detail/vote.hpp"
 
 #include <algorithm>
@@ -19,6 +20,7 @@ round_rules extend_rules(milliseconds ttl, double drift_factor, clock::time_poin
   // hold it until the old deadline, so the handle keeps that validity.
   rules.mixed_error = errc::quorum_unreachable;
   rules.prove_refusals = true;
+  rules.drop_drift = broken_on_purpose().drop_drift;
   return rules;
 }
 

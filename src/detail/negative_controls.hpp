@@ -1,6 +1,9 @@
 // Deliberate defects the torture program switches on to prove that its
 // checker catches a broken client (negative controls). Off unless a test
-// turns them on; nothing in the library's API reaches them.
+// turns them on; nothing in the library's API reaches them. The operations
+// read the switches when they start and hand them to their machines as
+// rules (round_rules::drop_drift, acquire_rules::count_late_votes and
+// skip_undo): the machines read only their inputs.
 #pragma once
 
 #include <atomic>
@@ -20,7 +23,7 @@ struct negative_controls {
   std::atomic<bool> settle_twice{false};
 };
 
-/// The process-wide switches (all off by default).
+/// The process-wide switches (all off by default); the torture program sets them.
 negative_controls& broken_on_purpose() noexcept;
 
 }  // namespace redlock::detail

@@ -1,7 +1,5 @@
 #include "detail/quorum_fsm.hpp"
 
-#include "detail/negative_controls.hpp"
-
 #include <algorithm>
 
 namespace redlock::detail {
@@ -15,8 +13,8 @@ clock::duration drift_allowance(std::chrono::milliseconds ttl, double drift_fact
 
 quorum_fsm::quorum_fsm(std::size_t nodes, round_rules rules)
     : rules_(rules),
-      drift_(broken_on_purpose().drop_drift ? clock::duration::zero()
-                                            : drift_allowance(rules.ttl, rules.drift_factor)),
+      drift_(rules.drop_drift ? clock::duration::zero()
+                              : drift_allowance(rules.ttl, rules.drift_factor)),
       outcomes_(nodes) {}
 
 void quorum_fsm::start(clock::time_point start) {

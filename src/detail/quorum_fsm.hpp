@@ -49,6 +49,9 @@ struct round_rules {
   /// owner held it when we acquired); counted with the refusals unless it
   /// grants.
   std::uint64_t never_holders = 0;
+  /// Negative control (negative_controls.hpp): validity = start + ttl,
+  /// without the clock-drift allowance.
+  bool drop_drift = false;
 };
 
 class quorum_fsm {
