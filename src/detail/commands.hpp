@@ -86,7 +86,7 @@ std::string_view fence_reseed_script();
 /// else "<type> <pttl> <holder>": the string's value, or a hash's `owner`.
 std::string_view status_script();
 
-/// RESP encoding of one command (formatted by hiredis).
+/// RESP encoding of one command (our own encoder: one allocation, sized first).
 std::string format_command(std::span<const std::string_view> args);
 std::string format_command(std::initializer_list<std::string_view> args);
 

@@ -1,6 +1,7 @@
 // The decisions of an acquire, driven with a fake clock and simulated votes:
 // no sockets. Each test asserts the action the machine returns.
 #include "detail/acquire_fsm.hpp"
+#include "machine_printing.hpp"
 
 #include <openssl/x509_vfy.h>
 #include <boost/asio/error.hpp>

@@ -1,6 +1,7 @@
 // The steps of claiming a due time, driven with a fake clock: when a refused
 // claim is retried, when it counts as held elsewhere, when it gives up.
 #include "detail/claim_fsm.hpp"
+#include "machine_printing.hpp"
 
 #include <boost/asio/error.hpp>
 #include <catch2/catch.hpp>
@@ -76,8 +77,7 @@ TEST_CASE("claim: a window already closed is missed, nothing sent", "[unit][clai
   CHECK(edge.start(due + 500ms).what == action::attempt);
 }
 
-TEST_CASE("claim: refused and a majority holds another token: claimed elsewhere",
-          "[unit][claim]") {
+TEST_CASE("claim: refused and a majority holds another token: claimed elsewhere", "[unit][claim]") {
   claim_fsm fsm(due + 500ms, 100ms);
   fsm.start(due);
   REQUIRE(fsm.on_attempt(code(errc::not_acquired), due + 5ms, 0.5).what == action::read_status);
@@ -166,9 +166,8 @@ TEST_CASE("claim: too few answers are retried, and reported as failed when the w
   claim_fsm unknown(due + 200ms, 100ms);
   unknown.start(due);
   unknown.on_attempt(code(errc::not_acquired), due + 50ms, 0.5);
-  const auto unread =
-      unknown.on_status(code(errc::quorum_unreachable), read({"a", nullptr, nullptr}), due + 190ms,
-                        0.5);
+  const auto unread = unknown.on_status(code(errc::quorum_unreachable),
+                                        read({"a", nullptr, nullptr}), due + 190ms, 0.5);
   CHECK(unread.outcome == claim_outcome::failed);
   CHECK(unread.error == code(errc::quorum_unreachable));
 }
@@ -188,8 +187,8 @@ TEST_CASE("claim: errors that a retry cannot mend end the claim at once", "[unit
   claim_fsm cancelled(due + 500ms, 100ms);
   cancelled.start(due);
   cancelled.on_attempt(code(errc::not_acquired), due + 5ms, 0.5);
-  const auto aborted = cancelled.on_status(boost::asio::error::operation_aborted, read({}),
-                                           due + 6ms, 0.5);
+  const auto aborted =
+      cancelled.on_status(boost::asio::error::operation_aborted, read({}), due + 6ms, 0.5);
   CHECK(aborted.outcome == claim_outcome::failed);
   CHECK(aborted.error == error_code(boost::asio::error::operation_aborted));
 }

@@ -3,6 +3,7 @@
 #include "detail/acquire_fsm.hpp"
 #include "detail/fence_recovery.hpp"
 #include "detail/vote.hpp"
+#include "machine_printing.hpp"
 
 #include <boost/asio/error.hpp>
 #include <catch2/catch.hpp>

@@ -1,6 +1,7 @@
 // When a kept lock is extended and when its lost-lock signal fires, driven
 // with a fake clock: no sockets.
 #include "detail/keep_fsm.hpp"
+#include "machine_printing.hpp"
 
 #include "detail/quorum_fsm.hpp"
 

@@ -5,6 +5,7 @@
 #include "detail/negative_controls.hpp"
 #include "detail/acquire_fsm.hpp"
 #include "detail/quorum_fsm.hpp"
+#include "machine_printing.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -1,5 +1,6 @@
 // The quorum and validity rules, driven with a fake clock: no sockets.
 #include "detail/quorum_fsm.hpp"
+#include "machine_printing.hpp"
 
 #include <catch2/catch.hpp>
 

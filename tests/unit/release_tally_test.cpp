@@ -1,6 +1,7 @@
 // The decision of a release and the meaning of a node's answer to it: no
 // sockets.
 #include "detail/release_tally.hpp"
+#include "machine_printing.hpp"
 
 #include <catch2/catch.hpp>
 
