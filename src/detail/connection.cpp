@@ -501,7 +501,7 @@ void connection::shutdown() {
 
 void connection::abandon() noexcept {
   // Moved out first: destroying a callback may free what refers to us.
-  auto commands = std::exchange(pipeline_, pipeline{});
+  auto commands = pipeline_.abandon();
   auto push = std::move(push_handler_);
   auto ready = std::move(ready_handler_);
   state_ = state::closed;

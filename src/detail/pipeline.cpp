@@ -58,6 +58,11 @@ std::vector<pipeline::callback> pipeline::on_link_lost(clock::time_point now, bo
   return failed;
 }
 
+pipeline::dropped_callbacks pipeline::abandon() noexcept {
+  written_ = 0;
+  return {std::exchange(awaiting_, {}), std::exchange(held_, {})};
+}
+
 std::vector<pipeline::callback> pipeline::on_link_ready(clock::time_point now) {
   auto held = std::exchange(held_, {});
   std::vector<callback> expired;

@@ -108,6 +108,19 @@ class pipeline {
     }
   };
 
+ public:
+  /// Callbacks taken out to be destroyed without being called.
+  struct dropped_callbacks {
+    std::deque<awaited_command> awaited;
+    std::deque<held_command> held;
+  };
+  /// Takes every command's callback out, uncalled (the connection is
+  /// abandoned: their executor is going away). The write buffer stays: a
+  /// write may still be using it. Destroying a callback may free what
+  /// refers to this pipeline, so the caller lets the result go last.
+  dropped_callbacks abandon() noexcept;
+
+ private:
   std::string output_;   ///< Queued since the last write.
   std::string writing_;  ///< The buffer of the write in flight.
   bool write_in_flight_ = false;

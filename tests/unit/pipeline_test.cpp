@@ -205,4 +205,41 @@ TEST_CASE("pipeline: a write's buffer marks only the commands it carries as writ
   CHECK(j.answered == std::vector<std::string>{"a", "b"});
 }
 
+TEST_CASE("pipeline: abandoning drops the callbacks uncalled and keeps the write's buffer") {
+  pipeline p;
+  journal j;
+  p.push("AB", j.record("a"));
+  p.hold("C", j.record("c"), {});
+  const auto writing = p.take_write_buffer();
+  {
+    auto dropped = p.abandon();
+    CHECK(dropped.awaited.size() == 1);
+    CHECK(dropped.held.size() == 1);
+  }
+  CHECK(j.answered.empty());
+  CHECK(j.failed.empty());
+  CHECK(p.awaiting() == 0);
+  CHECK(p.held() == 0);
+  // A write still in flight reads this buffer (found by review: abandon()
+  // once freed it with the rest).
+  CHECK(writing == "AB");
+}
+
+TEST_CASE("pipeline: a retry kept by a lost link fails when the link then closes for good") {
+  pipeline p;
+  journal j;
+  p.push("A", j.record("a"));
+  p.push("B", j.record("b"), retried("B", t0 + 10s));
+  p.take_write_buffer();
+  p.drop_output();
+  fail_all(p.on_link_lost(t0, false));
+  CHECK(j.failed == std::vector<std::string>{"a"});
+  CHECK(p.held() == 1);
+  // A's callback shut the connection down: the kept retry is failed too,
+  // never left without its one call.
+  fail_all(p.on_link_lost(t0, true));
+  CHECK(j.failed == std::vector<std::string>{"a", "b"});
+  CHECK(p.held() == 0);
+}
+
 }  // namespace pipeline_test
