@@ -174,9 +174,12 @@ torture_runs=(-E "^(torture: (short schedule|detects|safe|negative control)|pack
 # parsed and instantiated once per batch instead of once per file.
 unity=(-DCMAKE_UNITY_BUILD=ON)
 
+# -g1 (line tables and function names: enough for a backtrace) instead of
+# -g: full debug info of Asio-heavy code costs a third of the compile time
+# (an integration-test batch: 115 s -> 74 s).
 stage_ctest_args=()
 stage_check=
-run_stage default build -- "${unity[@]}"
+run_stage default build -- "${unity[@]}" "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG"
 
 # run_script NAME COMMAND...: a stage that is one script, not a build.
 run_script() {
