@@ -85,7 +85,7 @@ void node_set::shutdown() {
   closed_ = true;
   // Copy: aborting completes operations, which withdraw themselves.
   std::vector<registered_operation*> running;
-  for (auto* op = running_; op != nullptr; op = op->next_) running.push_back(op);
+  for (auto& op : running_) running.push_back(&op);
   for (auto* op : running) op->abort();
   keepers_.shutdown();
   for (auto& c : connections_) c->shutdown();
@@ -104,22 +104,9 @@ void node_set::fence_loss_seen(const std::shared_ptr<node_set>& self, std::size_
   std::make_shared<reseed_op>(self, node, std::string(id), fence_request_timeout())->run();
 }
 
-void node_set::enroll(registered_operation* op) noexcept {
-  op->previous_ = nullptr;
-  op->next_ = running_;
-  if (running_ != nullptr) running_->previous_ = op;
-  running_ = op;
-}
+void node_set::enroll(registered_operation* op) noexcept { running_.push_front(*op); }
 
-void node_set::withdraw(registered_operation* op) noexcept {
-  if (op->previous_ != nullptr) {
-    op->previous_->next_ = op->next_;
-  } else {
-    running_ = op->next_;
-  }
-  if (op->next_ != nullptr) op->next_->previous_ = op->previous_;
-  op->previous_ = op->next_ = nullptr;
-}
+void node_set::withdraw(registered_operation* op) noexcept { op->unlink(); }
 
 std::string node_set::key_for(std::string_view resource) const {
   std::string key;

@@ -13,6 +13,8 @@
 #include <redlock/config.hpp>
 #include <redlock/observer.hpp>
 
+#include <boost/intrusive/list.hpp>
+
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -22,8 +24,11 @@
 namespace redlock::detail {
 
 /// A running operation, as the node set sees it: a link in the node set's
-/// list of running operations (intrusive, so enrolling allocates nothing).
-class registered_operation {
+/// list of running operations (intrusive, so enrolling allocates nothing;
+/// auto-unlinking, so one that goes away leaves the list by itself).
+class registered_operation
+    : public boost::intrusive::list_base_hook<
+          boost::intrusive::link_mode<boost::intrusive::auto_unlink>> {
  public:
   /// The client is closing: complete with operation_aborted, now or (an
   /// acquire with an attempt in flight) once its undo is queued and failed.
@@ -31,11 +36,6 @@ class registered_operation {
 
  protected:
   ~registered_operation() = default;
-
- private:
-  friend class node_set;
-  registered_operation* previous_ = nullptr;
-  registered_operation* next_ = nullptr;
 };
 
 class node_set {
@@ -99,7 +99,8 @@ class node_set {
   logger log_;
   loss_watch losses_;
   std::vector<std::shared_ptr<connection>> connections_;
-  registered_operation* running_ = nullptr;  ///< The first running operation.
+  boost::intrusive::list<registered_operation, boost::intrusive::constant_time_size<false>>
+      running_;
   bool closed_ = false;
 };
 
