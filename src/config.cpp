@@ -156,14 +156,14 @@ std::vector<std::string> validate(const client_config& config) {
   const auto n = config.nodes.size();
   if (n < 3) {
     warnings.push_back(fmt::format(
-        "redlock: {} node(s) configured: with fewer than 3 the lock cannot survive the loss of a "
+        "{} node(s) configured: with fewer than 3 the lock cannot survive the loss of a "
         "node",
         n));
   } else if (n % 2 == 0) {
-    warnings.push_back(fmt::format(
-        "redlock: {} nodes configured: an even N tolerates no more failures than N-1 ({} of {} "
-        "must agree)",
-        n, detail::quorum_of(n), n));
+    warnings.push_back(
+        fmt::format("{} nodes configured: an even N tolerates no more failures than N-1 ({} of {} "
+                    "must agree)",
+                    n, detail::quorum_of(n), n));
   }
   return warnings;
 }

@@ -94,11 +94,7 @@ session::session(const global_options& options) : options_(options) {
   config.log = [verbose, quiet](log_level level, std::string_view line) {
     const auto least = verbose ? log_level::debug : quiet ? log_level::error : log_level::warning;
     if (level < least) return;
-    if (line.starts_with("redlock")) {
-      print_line(line);
-    } else {
-      print_line(fmt::format("redlock: {}", line));
-    }
+    print_line(fmt::format("redlock: {}", line));
   };
   // Risky node settings: the one about AOF, which every node of a local
   // test cluster has, once per call in one line naming the tool's switches;

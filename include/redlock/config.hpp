@@ -314,7 +314,10 @@ struct client_config {
   /// a node's own non-empty fields override these (a node listed as
   /// "rediss://host:port" has TLS on with these settings).
   tls_config tls{};
-  log_sink log{};  ///< Where log lines go; empty: warnings and errors to stderr.
+  /// Where log lines go, each a sentence without a prefix (e.g. "node
+  /// h:1: connection lost: ..."); empty: warnings and errors to stderr,
+  /// each after "redlock: ".
+  log_sink log{};
   /// Hears about every operation, node answer, retry, wait, lost lock and
   /// connection change (see observer.hpp); none by default.
   std::shared_ptr<redlock::observer> observer{};
@@ -357,7 +360,8 @@ inline constexpr const char* nodes_env_variable = "REDLOCK_NODES";
 std::vector<node_config> nodes_from_env(const char* variable = nodes_env_variable);
 
 /// Checks a client configuration; throws config_error naming the problem.
-/// Returns the warnings (even or small N) that the client logs.
+/// Returns the warnings (even or small N) that the client logs, as log
+/// lines are: without a prefix.
 std::vector<std::string> validate(const client_config& config);
 
 /// Checks one acquire's arguments; returns the errc that names the problem.

@@ -103,10 +103,9 @@ void connection::tls_handshake() {
                                  if (ec) {
                                    ec = tls_handshake_error(slot->stream, ec, node_.tls.verify);
                                    if (failures_.is_news(ec)) {
-                                     settings_.log(
-                                         log_level::error,
-                                         fmt::format("redlock: node {}: TLS handshake failed: {}",
-                                                     describe(), ec.message()));
+                                     settings_.log(log_level::error,
+                                                   fmt::format("node {}: TLS handshake failed: {}",
+                                                               describe(), ec.message()));
                                    }
                                    return fail(ec, true);
                                  }
@@ -140,7 +139,7 @@ void connection::on_handshake_reply(error_code ec, const reply& r, bool last) {
   if (ec) {
     if (failures_.is_news(ec)) {
       settings_.log(log_level::error,
-                    fmt::format("redlock: node {}: connection set-up refused: {}{}", describe(),
+                    fmt::format("node {}: connection set-up refused: {}{}", describe(),
                                 ec.message(), r.is_error() ? fmt::format(" ({})", r.text) : ""));
     }
     return fail(ec, true);
@@ -173,14 +172,14 @@ void connection::on_info_reply(error_code ec, const reply& r) {
   auto verdict = admission_.judge(r);
   if (!verdict.unchecked_warning.empty()) {
     settings_.log(log_level::warning,
-                  fmt::format("redlock: node {}: {}", describe(), verdict.unchecked_warning));
+                  fmt::format("node {}: {}", describe(), verdict.unchecked_warning));
   }
   if (verdict.refusal) {
     // Logged when a series of failures starts or changes cause, so that a
     // refusal met after a plain connection failure is still explained.
     if (failures_.is_news(verdict.refusal)) {
       settings_.log(log_level::error,
-                    fmt::format("redlock: node {}: refused: {}", describe(), verdict.reason));
+                    fmt::format("node {}: refused: {}", describe(), verdict.reason));
     }
     // Every command behind INFO fails with the refusal: no reply of this
     // node has been read yet, so none can count as a vote.
@@ -192,7 +191,7 @@ void connection::on_info_reply(error_code ec, const reply& r) {
       settings_.on_risk({risk.kind, settings_.node_index, endpoint, risk.explanation});
     } else {
       settings_.log(log_level::warning,
-                    fmt::format("redlock: node {}: {}", describe(), default_risk_warning(risk)));
+                    fmt::format("node {}: {}", describe(), default_risk_warning(risk)));
     }
   }
   accepted();
@@ -210,7 +209,7 @@ void connection::accepted() {
 void connection::checked() {
   checking_ = false;
   if (failures_.end()) {
-    settings_.log(log_level::info, fmt::format("redlock: node {}: reconnected", describe()));
+    settings_.log(log_level::info, fmt::format("node {}: reconnected", describe()));
   }
 }
 
@@ -378,7 +377,7 @@ void connection::on_read(std::size_t bytes) {
         // waiters fall back to polling. Said once per connection.
         if (!std::exchange(warned_push_error_, true))
           settings_.log(log_level::warning,
-                        fmt::format("redlock: node {}: subscription refused: {}", describe(),
+                        fmt::format("node {}: subscription refused: {}", describe(),
                                     std::string_view(pushed.str, pushed.len)));
         continue;
       }
@@ -420,7 +419,7 @@ void connection::on_restart_check_reply(error_code ec, const reply& r) {
     return;
   }
   settings_.log(log_level::warning,
-                fmt::format("redlock: node {}: the fencing restart check did not run ({}); "
+                fmt::format("node {}: the fencing restart check did not run ({}); "
                             "reconnecting",
                             describe(), r.text));
   fail(classify_error_reply(r.text), true);
@@ -438,7 +437,7 @@ void connection::fail(error_code ec, bool logged) {
   // series, not every failed reconnect.
   if (!logged && ((state_ == state::ready && !checking_) || failures_.count() == 0)) {
     settings_.log(log_level::warning,
-                  fmt::format("redlock: node {}: {}: {}", describe(),
+                  fmt::format("node {}: {}: {}", describe(),
                               state_ == state::connecting ? "cannot connect" : "connection lost",
                               ec.message()));
   }

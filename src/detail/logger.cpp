@@ -14,7 +14,8 @@ void logger::operator()(log_level level, std::string_view message) const {
     return;
   }
   if (level < log_level::warning) return;
-  fmt::print(stderr, "{}\n", message);
+  // The one place the library names itself: sinks get the bare sentence.
+  fmt::print(stderr, "redlock: {}\n", message);
 }
 
 }  // namespace redlock::detail

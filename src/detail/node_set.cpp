@@ -56,7 +56,7 @@ client_config node_set::checked(client_config config) {
     node.tls = effective_tls(config, node);
     if (node.tls.enabled && !node.tls.verify) {
       log(log_level::warning,
-          fmt::format("redlock: node {}:{}: TLS without certificate verification: anyone on the "
+          fmt::format("node {}:{}: TLS without certificate verification: anyone on the "
                       "path can pose as the node",
                       node.host, node.port));
     }

@@ -83,7 +83,7 @@ void reseed_op::write() {
 void reseed_op::finish(std::string_view outcome) {
   if (finished_) return;
   finished_ = true;
-  nodes_->log(log_level::info, fmt::format("redlock: node {}: fencing state lost; {}",
+  nodes_->log(log_level::info, fmt::format("node {}: fencing state lost; {}",
                                            nodes_->node(node_).endpoint(), outcome));
   nodes_->fence_losses().ended(node_, loss_id_);
 }
