@@ -64,8 +64,13 @@ node_list=$(
 median() {
   jq -s "[.[].$2] | sort | .[(length - 1) / 2 | floor]" "$1"
 }
+# spread FILE FIELD: "min-max" of the field.
+spread() {
+  jq -rs "[.[].$2] | sort | \"\\(.[0])-\\(.[-1])\"" "$1"
+}
 
-printf '%-11s %-30s %12s %12s %8s\n' workload figure before after ratio
+printf '%-11s %-30s %12s %12s %8s  %s\n' workload figure before after ratio \
+  "spread before / after"
 for workload in $WORKLOADS; do
   for ((r = 0; r < ROUNDS; r++)); do
     for side in before after; do
@@ -83,6 +88,8 @@ for workload in $WORKLOADS; do
     b=$(median "$work/$workload-before.jsonl" "$field")
     a=$(median "$work/$workload-after.jsonl" "$field")
     ratio=$(awk -v a="$a" -v b="$b" 'BEGIN { printf (b > 0 ? "%.3f" : "-"), a / b }')
-    printf '%-11s %-30s %12s %12s %8s\n' "$workload" "$field" "$b" "$a" "$ratio"
+    printf '%-11s %-30s %12s %12s %8s  %s / %s\n' "$workload" "$field" "$b" "$a" "$ratio" \
+      "$(spread "$work/$workload-before.jsonl" "$field")" \
+      "$(spread "$work/$workload-after.jsonl" "$field")"
   done
 done
