@@ -26,9 +26,8 @@ namespace redlock::detail {
 /// A running operation, as the node set sees it: a link in the node set's
 /// list of running operations (intrusive, so enrolling allocates nothing;
 /// auto-unlinking, so one that goes away leaves the list by itself).
-class registered_operation
-    : public boost::intrusive::list_base_hook<
-          boost::intrusive::link_mode<boost::intrusive::auto_unlink>> {
+class registered_operation : public boost::intrusive::list_base_hook<
+                                 boost::intrusive::link_mode<boost::intrusive::auto_unlink>> {
  public:
   /// The client is closing: complete with operation_aborted, now or (an
   /// acquire with an attempt in flight) once its undo is queued and failed.
