@@ -225,8 +225,8 @@ enum class log_level { debug, info, warning, error };
 /// for a value that is no enumerator.
 std::string_view to_string(log_level level) noexcept;
 
-/// Receives the library's log lines. The default writes warnings and errors
-/// to stderr.
+/// Receives the library's log lines, each a sentence without a prefix. The
+/// default writes warnings and errors to stderr, after "redlock: ".
 using log_sink = std::function<void(log_level, std::string_view)>;
 
 /// A node setting that weakens the lock, found by the check each node gets

@@ -79,7 +79,8 @@ class node_set {
   void cork() noexcept;
   void uncork();
 
-  /// Adds `op` to the running operations; withdraw() before it goes.
+  /// Adds `op` to the running operations (once); withdraw() takes it out,
+  /// and so does its destruction.
   void enroll(registered_operation* op) noexcept;
   void withdraw(registered_operation* op) noexcept;
 
