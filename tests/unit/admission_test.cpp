@@ -4,6 +4,7 @@
 
 #include "detail/commands.hpp"
 #include "detail/server_registry.hpp"
+#include "made_replies.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -22,19 +23,8 @@ using redlock::detail::server_registry;
 
 namespace {
 
-reply text(std::string_view body) {
-  reply r;
-  r.type = reply::kind::string;
-  r.text = body;
-  return r;
-}
-
-reply error(std::string_view message) {
-  reply r;
-  r.type = reply::kind::error;
-  r.text = message;
-  return r;
-}
+const auto text = redlock::test::text_reply;
+const auto error = redlock::test::error_reply;
 
 constexpr std::string_view healthy_master =
     "# Server\r\nrun_id:aaaa\r\n# Replication\r\nrole:master\r\nconnected_slaves:0\r\n"

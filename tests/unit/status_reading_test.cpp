@@ -1,5 +1,6 @@
 // Reading async_status's answers: each node's reply, and the quorum's holder.
 #include "detail/status_reading.hpp"
+#include "made_replies.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -13,12 +14,7 @@ using redlock::detail::summarize;
 
 namespace {
 
-reply text(std::string_view body) {
-  reply r;
-  r.type = reply::kind::string;
-  r.text = body;
-  return r;
-}
+const auto text = redlock::test::text_reply;
 
 node_status holding(node_status::holding state, std::string holder) {
   node_status n;
