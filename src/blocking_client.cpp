@@ -1,10 +1,11 @@
 #include <redlock/blocking_client.hpp>
+#include <redlock/detail/exclusive_outcome.hpp>
 
 #include <fmt/format.h>
 #include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/use_future.hpp>
 #include <boost/system/system_error.hpp>
 
-#include <future>
 #include <optional>
 #include <thread>
 #include <tuple>
@@ -12,13 +13,13 @@
 namespace redlock {
 namespace {
 
-// Starts an operation with a callback token and blocks until it completes.
+// Starts an operation with the token it is given and blocks until it
+// completes: its error into `ec`, its result returned.
 template <class Result, class Start>
 Result wait_for(Start start, error_code& ec) {
-  std::promise<std::pair<error_code, Result>> promise;
-  auto future = promise.get_future();
-  start([&promise](error_code e, Result r) { promise.set_value({e, std::move(r)}); });
-  auto [error, result] = future.get();
+  auto done = start(boost::asio::use_future(
+      [](error_code e, Result r) { return std::pair<error_code, Result>(e, std::move(r)); }));
+  auto [error, result] = done.get();
   ec = error;
   return std::move(result);
 }
@@ -65,8 +66,8 @@ client& blocking_client::async_client() noexcept { return *runner_->async; }
 
 lock blocking_client::acquire(std::string resource, const lock_options& options, error_code& ec) {
   return wait_for<lock>(
-      [&](auto handler) {
-        runner_->async->async_acquire(std::move(resource), options, std::move(handler));
+      [&](auto token) {
+        return runner_->async->async_acquire(std::move(resource), options, std::move(token));
       },
       ec);
 }
@@ -81,8 +82,8 @@ lock blocking_client::acquire(std::string resource, const lock_options& options)
 lock blocking_client::acquire_all(std::vector<std::string> resources, const lock_options& options,
                                   error_code& ec) {
   return wait_for<lock>(
-      [&](auto handler) {
-        runner_->async->async_acquire_all(std::move(resources), options, std::move(handler));
+      [&](auto token) {
+        return runner_->async->async_acquire_all(std::move(resources), options, std::move(token));
       },
       ec);
 }
@@ -143,7 +144,7 @@ std::optional<scoped_lock> blocking_client::try_acquire_scoped_within(std::strin
 
 std::size_t blocking_client::release(const lock& held, error_code& ec) {
   return wait_for<std::size_t>(
-      [&](auto handler) { runner_->async->async_release(held, std::move(handler)); }, ec);
+      [&](auto token) { return runner_->async->async_release(held, std::move(token)); }, ec);
 }
 
 std::size_t blocking_client::release(const lock& held) {
@@ -155,7 +156,7 @@ std::size_t blocking_client::release(const lock& held) {
 
 lock blocking_client::extend(const lock& held, milliseconds ttl, error_code& ec) {
   return wait_for<lock>(
-      [&](auto handler) { runner_->async->async_extend(held, ttl, std::move(handler)); }, ec);
+      [&](auto token) { return runner_->async->async_extend(held, ttl, std::move(token)); }, ec);
 }
 
 lock blocking_client::extend(const lock& held, milliseconds ttl) {
@@ -168,8 +169,8 @@ lock blocking_client::extend(const lock& held, milliseconds ttl) {
 resource_status blocking_client::status(std::string resource, milliseconds timeout,
                                         error_code& ec) {
   return wait_for<resource_status>(
-      [&](auto handler) {
-        runner_->async->async_status(std::move(resource), timeout, std::move(handler));
+      [&](auto token) {
+        return runner_->async->async_status(std::move(resource), timeout, std::move(token));
       },
       ec);
 }
@@ -192,10 +193,10 @@ scoped_lock blocking_client::acquire_scoped(std::string resource, const lock_opt
 
 void blocking_client::finish_exclusive(scoped_lock& scope) {
   const auto lost = scope.lost_reason();
-  error_code ec;
-  scope.release(ec);
-  throw_if(lost, "redlock: the lock was lost while the work ran");
-  if (ec == errc::lock_lost) throw_if(ec, "redlock: the lock had lapsed before the release");
+  error_code released;
+  scope.release(released);
+  const auto outcome = detail::judge_exclusive({}, lost, released);
+  throw_if(outcome.error, outcome.what);
 }
 
 scoped_lock::~scoped_lock() {
@@ -220,7 +221,7 @@ std::size_t scoped_lock::release(error_code& ec) {
   ec = {};
   if (kept_.empty() || !runner_) return 0;
   const auto removed =
-      wait_for<std::size_t>([&](auto handler) { kept_.async_release(std::move(handler)); }, ec);
+      wait_for<std::size_t>([&](auto token) { return kept_.async_release(std::move(token)); }, ec);
   kept_ = keeper{};
   runner_.reset();  // maybe the last owner: stops the thread
   return removed;

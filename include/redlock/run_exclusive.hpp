@@ -4,6 +4,7 @@
 
 #include <redlock/client.hpp>
 #include <redlock/detail/completion.hpp>
+#include <redlock/detail/exclusive_outcome.hpp>
 #include <redlock/keeper.hpp>
 
 #include <boost/asio/awaitable.hpp>
@@ -88,10 +89,7 @@ struct exclusive_run {
     if (work_over.exchange(true)) return;
     const auto lost_while_working = kept.lost_reason();
     kept.async_release([self, work_error, lost_while_working](error_code ec, std::size_t) {
-      // The work's own error first; then whether it ran without the lock.
-      if (work_error) return self->handler(work_error);
-      if (lost_while_working) return self->handler(lost_while_working);
-      self->handler(ec == errc::lock_lost ? ec : error_code{});
+      self->handler(judge_exclusive(work_error, lost_while_working, ec).error);
     });
   }
 };
@@ -205,10 +203,8 @@ auto run_exclusive(client& owner, std::string resource, lock_options options, ke
   guard.released = true;
   error_code released;
   co_await kept.async_release(boost::asio::redirect_error(boost::asio::use_awaitable, released));
-  if (lost)
-    throw boost::system::system_error(lost, "redlock: the lock was lost while the work ran");
-  if (released == errc::lock_lost) {
-    throw boost::system::system_error(released, "redlock: the lock had lapsed before the release");
+  if (const auto outcome = detail::judge_exclusive({}, lost, released); outcome.error) {
+    throw boost::system::system_error(outcome.error, outcome.what);
   }
   if constexpr (!std::is_void_v<result_type>) co_return std::move(*result);
 }

@@ -112,9 +112,10 @@ void acquire_op::execute(acquire_fsm::action next) {
       // or one announced once): the next waiter gets it. A set's waiter
       // passed its wake-ups on as they came.
       if (next.pass_on_wake && keys_.keys.size() == 1 && !nodes_->closed()) {
-        nodes_->wakeups().pass_on(keys_.keys[woken_by_],
-                                  next.wake_here ? wakeup_hub::wake_reason::released_here
-                                                 : wakeup_hub::wake_reason::announced);
+        nodes_->wakeups()
+            .pass_on(keys_.keys[woken_by_],
+                     next.wake_here ? wake_reason::released_here : wake_reason::announced)
+            .start();
       }
       return;
   }
@@ -134,13 +135,10 @@ void acquire_op::send_attempt(const acquire_fsm::action& next) {
   const auto command =
       options_.fenced ? fenced_acquire_command(keys_, token_, options_.ttl, options_.lock_delay)
                       : acquire_command(keys_, token_, options_.ttl, options_.lock_delay);
-  auto self = shared_from_this();
-  for (std::size_t i = 0; i < nodes_->size(); ++i) {
-    nodes_->node(i).send(command,
-                         [self, attempt, i, sent = attempt_start_](error_code ec, const reply& r) {
-                           self->on_attempt_reply(attempt, i, sent, ec, r);
-                         });
-  }
+  nodes_->pool().broadcast(command, [self = shared_from_this(), attempt, sent = attempt_start_](
+                                        std::size_t node, error_code ec, const reply& r) {
+    self->on_attempt_reply(attempt, node, sent, ec, r);
+  });
   arm_timer(next.at, next.timer_id);
 }
 
@@ -178,15 +176,13 @@ error_code acquire_op::validate_fencing() const {
 void acquire_op::write_back(const acquire_fsm::action& next) {
   const auto attempt = fsm_.attempt();
   const auto command = fence_write_back_command(keys_, fsm_.fences(), token_);
-  auto self = shared_from_this();
-  for (std::size_t i = 0; i < nodes_->size(); ++i) {
-    nodes_->node(i).send(command, [self, attempt, i](error_code ec, const reply& r) {
-      auto answer = write_back_vote(ec, r);
-      if (!answer.loss_id.empty()) self->nodes_->fence_loss_seen(self->nodes_, i, answer.loss_id);
-      if (self->completed()) return;
-      self->execute(self->fsm_.on_written(attempt, i, answer.decision, clock::now()));
-    });
-  }
+  nodes_->pool().broadcast(command, [self = shared_from_this(), attempt](
+                                        std::size_t node, error_code ec, const reply& r) {
+    auto answer = write_back_vote(ec, r);
+    if (!answer.loss_id.empty()) self->nodes_->fence_loss_seen(self->nodes_, node, answer.loss_id);
+    if (self->completed()) return;
+    self->execute(self->fsm_.on_written(attempt, node, answer.decision, clock::now()));
+  });
   arm_timer(next.at, next.timer_id);
 }
 
@@ -222,7 +218,7 @@ void acquire_op::wait_for_release() {
 
 void acquire_op::wait_for_key(std::size_t k) {
   waiters_[k] = nodes_->wakeups().wait(
-      keys_.keys[k], ticket_, [self = shared_from_this(), k](wakeup_hub::wake_reason why) {
+      keys_.keys[k], ticket_, [self = shared_from_this(), k](wake_reason why) {
         self->waiters_[k] = 0;  // the hub has let go of it
         if (self->completed()) return;
         self->woken_by_ = k;
@@ -230,13 +226,12 @@ void acquire_op::wait_for_key(std::size_t k) {
           // Another key of the set may still be held, so this wake-up may
           // not be ours to use up: the next waiter of this key hears it too
           // (before we take our place again, or it would be us).
-          self->nodes_->wakeups().pass_on(self->keys_.keys[k], why);
+          self->nodes_->wakeups().pass_on(self->keys_.keys[k], why).start();
         }
         // Stay in line across the next attempt, so a release during it is
         // not missed. The other keys' places are kept as they are.
         self->wait_for_key(k);
-        self->execute(self->fsm_.on_release_seen(why == wakeup_hub::wake_reason::released_here,
-                                                 clock::now()));
+        self->execute(self->fsm_.on_release_seen(why == wake_reason::released_here, clock::now()));
       });
 }
 

@@ -56,15 +56,13 @@ void extend_op::run() {
   // Validity and quorum (and a reentrant hold's expiry) from ttl_ alone;
   // the keys also keep the lock-delay.
   const auto command = extend_command(state->keys, state->token, ttl_, state->lock_delay);
-  for (std::size_t i = 0; i < nodes_->size(); ++i) {
-    nodes_->node(i).send(command, [self, i, start](error_code ec, const reply& r) {
-      const auto v = extend_vote(ec, r);
-      self->report_node(operation_kind::extend, i, as_outcome(v), start);
-      if (self->completed()) return;
-      self->refresh_never_holders();
-      self->decided(self->round_->on_vote(i, v, clock::now()));
-    });
-  }
+  nodes_->pool().broadcast(command, [self, start](std::size_t node, error_code ec, const reply& r) {
+    const auto v = extend_vote(ec, r);
+    self->report_node(operation_kind::extend, node, as_outcome(v), start);
+    if (self->completed()) return;
+    self->refresh_never_holders();
+    self->decided(self->round_->on_vote(node, v, clock::now()));
+  });
   timer_.expires_at(std::min(start + state->request_timeout_for(ttl_), deadline));
   timer_.async_wait([self](error_code ec) {
     if (ec || self->completed()) return;

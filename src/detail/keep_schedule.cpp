@@ -70,7 +70,7 @@ void keep_schedule::fire() {
   }
   {
     // Keepers may schedule themselves again (or others leave) meanwhile.
-    const corked batch(nodes_);
+    const corked batch(nodes_.pool());
     for (auto* keeper : due) keeper->on_due(now);
   }
   if (!waiting_.empty() && waiting_.begin()->first < armed_for_) arm(waiting_.begin()->first);

@@ -28,24 +28,26 @@ node_set::node_set(boost::asio::any_io_executor executor, client_config config)
       keepers_(strand_, *this),
       log_(config_.log),
       losses_(config_.nodes.size(),
-              reseed_wait(config_.max_fenced_ttl, config_.drift_factor, fence_request_timeout())) {
-  connections_.reserve(config_.nodes.size());
-  auto servers = std::make_shared<server_registry>(config_.nodes.size());
-  for (std::size_t i = 0; i < config_.nodes.size(); ++i) {
-    auto settings = settings_of(config_);
-    settings.check_topology = true;
-    settings.warn_without_aof = config_.warn_without_aof;
-    settings.on_risk = config_.on_risk;
-    settings.servers = servers;
-    settings.node_index = i;
-    settings.watcher = config_.observer.get();
-    connections_.push_back(std::make_shared<connection>(strand_, config_.nodes[i], settings));
-  }
+              reseed_wait(config_.max_fenced_ttl, config_.drift_factor, fence_request_timeout())),
+      pool_(strand_, config_.nodes,
+            [this, servers = std::make_shared<server_registry>(config_.nodes.size())](
+                std::size_t i) { return node_settings(i, servers); }) {}
+
+connection_settings node_set::node_settings(std::size_t node,
+                                            const std::shared_ptr<server_registry>& servers) const {
+  auto settings = settings_of(config_);
+  settings.check_topology = true;
+  settings.warn_without_aof = config_.warn_without_aof;
+  settings.on_risk = config_.on_risk;
+  settings.servers = servers;
+  settings.node_index = node;
+  settings.watcher = config_.observer.get();
+  return settings;
 }
 
 void node_set::abandon() noexcept {
   closed_ = true;
-  for (auto& c : connections_) c->abandon();
+  pool_.abandon();
   wakeups_.abandon();
 }
 
@@ -74,9 +76,10 @@ connection_settings node_set::settings_of(const client_config& config) {
 }
 
 void node_set::start(const std::shared_ptr<node_set>& self) {
+  wakeups_.keep_alive_with(self);
   boost::asio::post(strand_, [self] {
     if (self->closed_) return;
-    for (auto& c : self->connections_) c->start();
+    self->pool_.start();
   });
 }
 
@@ -88,7 +91,7 @@ void node_set::shutdown() {
   for (auto& op : running_) running.push_back(&op);
   for (auto* op : running) op->abort();
   keepers_.shutdown();
-  for (auto& c : connections_) c->shutdown();
+  pool_.shutdown();
   wakeups_.shutdown();
 }
 
@@ -121,14 +124,6 @@ held_keys node_set::keys_for(const std::vector<std::string>& resources, std::str
   for (const auto& resource : resources) held.keys.push_back(key_for(resource));
   held.owner = std::move(owner);
   return held;
-}
-
-void node_set::cork() noexcept {
-  for (auto& c : connections_) c->cork();
-}
-
-void node_set::uncork() {
-  for (auto& c : connections_) c->uncork();
 }
 
 }  // namespace redlock::detail

@@ -1,12 +1,12 @@
-// What every operation works with: the client's strand, one connection per
-// node, key naming, the wake-up hub and the registry of running operations
-// (so that closing the client can end them).
+// What every operation works with: the client's strand, its node pool (one
+// connection per node), key naming, the wake-up hub and the registry of
+// running operations (so that closing the client can end them).
 #pragma once
 
 #include "detail/commands.hpp"
-#include "detail/connection.hpp"
 #include "detail/fence_recovery.hpp"
 #include "detail/keep_schedule.hpp"
+#include "detail/node_pool.hpp"
 #include "detail/timer.hpp"
 #include "detail/wakeup_hub.hpp"
 
@@ -55,9 +55,10 @@ class node_set {
   const client_config& config() const noexcept { return config_; }
   /// The installed observer, or null.
   redlock::observer* observer() const noexcept { return config_.observer.get(); }
-  std::size_t size() const noexcept { return connections_.size(); }
+  std::size_t size() const noexcept { return pool_.size(); }
   std::size_t quorum() const noexcept { return size() / 2 + 1; }
-  connection& node(std::size_t i) noexcept { return *connections_[i]; }
+  /// The connections: what operations send through.
+  node_pool& pool() noexcept { return pool_; }
   wakeup_hub& wakeups() noexcept { return wakeups_; }
   keep_schedule& keepers() noexcept { return keepers_; }
   /// Fencing-state losses seen on the nodes (docs/fencing.md).
@@ -75,10 +76,6 @@ class node_set {
   /// Unique in the process: which client a lock handle belongs to.
   std::uint64_t serial() const noexcept { return serial_; }
 
-  /// While corked, what is sent leaves in one write per node. Nests.
-  void cork() noexcept;
-  void uncork();
-
   /// Adds `op` to the running operations (once); withdraw() takes it out,
   /// and so does its destruction.
   void enroll(registered_operation* op) noexcept;
@@ -87,6 +84,9 @@ class node_set {
  private:
   static client_config checked(client_config config);
   static connection_settings settings_of(const client_config& config);
+  /// A command connection's settings: settings_of and the admission's.
+  connection_settings node_settings(std::size_t node,
+                                    const std::shared_ptr<server_registry>& servers) const;
   /// The request timeout of the fencing state's reads and re-seeds.
   std::chrono::milliseconds fence_request_timeout() const;
 
@@ -98,22 +98,10 @@ class node_set {
   keep_schedule keepers_;
   logger log_;
   loss_watch losses_;
-  std::vector<std::shared_ptr<connection>> connections_;
+  node_pool pool_;
   boost::intrusive::list<registered_operation, boost::intrusive::constant_time_size<false>>
       running_;
   bool closed_ = false;
-};
-
-/// Corks the node set for a scope.
-class corked {
- public:
-  explicit corked(node_set& nodes) : nodes_(nodes) { nodes_.cork(); }
-  ~corked() { nodes_.uncork(); }
-  corked(const corked&) = delete;
-  corked& operator=(const corked&) = delete;
-
- private:
-  node_set& nodes_;
 };
 
 }  // namespace redlock::detail

@@ -75,7 +75,7 @@ class operation : public registered_operation,
                    clock::time_point sent) const {
     auto* watching = nodes_->observer();
     if (!watching) return;
-    const auto endpoint = nodes_->node(node).endpoint();
+    const auto endpoint = nodes_->pool().node(node).endpoint();
     watching->on_node_reply({kind, node, endpoint, outcome, clock::now() - sent});
   }
   /// Tells the observer, if any, that the operation completes with `result`.

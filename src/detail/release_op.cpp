@@ -34,18 +34,15 @@ void release_op::run() {
     // This client's waiters need not wait for the announcement: an attempt
     // sent now follows the delete on every connection. Corked, the delete
     // and that attempt leave in one write per node.
-    const corked batch(*nodes_);
-    for (std::size_t i = 0; i < nodes_->size(); ++i) {
-      nodes_->node(i).send(
-          command,
-          [self, i, now](error_code ec, const reply& r) {
-            const auto answer = delete_outcome(ec, r);
-            self->report_node(operation_kind::release, i, as_outcome(answer, ec), now);
-            self->on_reply(answer);
-          },
-          retry_until);
-    }
-    for (const auto& key : keys.keys) nodes_->wakeups().released_here(key);
+    const corked batch(nodes_->pool());
+    nodes_->pool().broadcast(
+        command, retry_until, [self, now](std::size_t node, error_code ec, const reply& r) {
+          const auto answer = delete_outcome(ec, r);
+          self->report_node(operation_kind::release, node, as_outcome(answer, ec), now);
+          self->on_reply(answer);
+        });
+    // The hand-over: the first waiter of each key starts its attempt now.
+    for (const auto& key : keys.keys) nodes_->wakeups().released_here(key).start();
   }
   timer_.expires_after(state->request_timeout_for(held_.ttl()));
   timer_.async_wait([self](error_code ec) {

@@ -22,19 +22,20 @@ void reseed_op::read(std::vector<fence_reading>& into) {
   auto self = shared_from_this();
   const auto command = fence_state_command();
   ++round_;
-  waiting_ = 0;
-  for (std::size_t i = 0; i < nodes_->size(); ++i) {
-    // The first round reads every other node, the second those not valid.
-    if (i == node_ || (&into == &again_ && first_[i].valid)) continue;
-    ++waiting_;
-    nodes_->node(i).send(command, [self, i, round = round_, &into](error_code ec, const reply& r) {
-      if (round != self->round_) return;
-      if (!ec && r.type == reply::kind::string) {
-        if (auto reading = parse_fence_reading(r.text)) into[i] = *reading;
-      }
-      if (--self->waiting_ == 0) self->read_done();
-    });
-  }
+  // The first round reads every other node, the second those not valid.
+  const auto wanted = [this, again = &into == &again_](std::size_t i) {
+    return i != node_ && !(again && first_[i].valid);
+  };
+  waiting_ = nodes_->pool().broadcast(
+      command,
+      [self, round = round_, &into](std::size_t node, error_code ec, const reply& r) {
+        if (round != self->round_) return;
+        if (!ec && r.type == reply::kind::string) {
+          if (auto reading = parse_fence_reading(r.text)) into[node] = *reading;
+        }
+        if (--self->waiting_ == 0) self->read_done();
+      },
+      wanted);
   timer_.expires_after(timeout_);
   timer_.async_wait([self, round = round_](error_code ec) {
     if (!ec && round == self->round_) self->read_done();
@@ -70,21 +71,22 @@ void reseed_op::read_done() {
 
 void reseed_op::write() {
   auto self = shared_from_this();
-  nodes_->node(node_).send(fence_reseed_command(loss_id_, *floor_),
-                           [self, floor = *floor_](error_code ec, const reply& r) {
-                             if (!ec && r.type == reply::kind::integer && r.integer == 1) {
-                               return self->finish(fmt::format("re-seeded (floor {})", floor));
-                             }
-                             self->finish(ec ? "not re-seeded: " + ec.message()
-                                             : "not re-seeded: its loss changed meanwhile");
-                           });
+  nodes_->pool().node(node_).send(
+      fence_reseed_command(loss_id_, *floor_),
+      [self, floor = *floor_](error_code ec, const reply& r) {
+        if (!ec && r.type == reply::kind::integer && r.integer == 1) {
+          return self->finish(fmt::format("re-seeded (floor {})", floor));
+        }
+        self->finish(ec ? "not re-seeded: " + ec.message()
+                        : "not re-seeded: its loss changed meanwhile");
+      });
 }
 
 void reseed_op::finish(std::string_view outcome) {
   if (finished_) return;
   finished_ = true;
   nodes_->log(log_level::info, fmt::format("node {}: fencing state lost; {}",
-                                           nodes_->node(node_).endpoint(), outcome));
+                                           nodes_->pool().node(node_).endpoint(), outcome));
   nodes_->fence_losses().ended(node_, loss_id_);
 }
 

@@ -26,11 +26,9 @@ void status_op::run() {
   outstanding_ = nodes_->size();
   const auto command = status_command(nodes_->key_for(status_.resource));
   auto self = shared_from_this();
-  for (std::size_t i = 0; i < nodes_->size(); ++i) {
-    nodes_->node(i).send(command, [self, i](error_code ec, const reply& r) {
-      self->on_answer(i, read_node_status(ec, r));
-    });
-  }
+  nodes_->pool().broadcast(command, [self](std::size_t node, error_code ec, const reply& r) {
+    self->on_answer(node, read_node_status(ec, r));
+  });
   timer_.expires_after(timeout_);
   timer_.async_wait([self](error_code ec) {
     if (!ec) self->finish();

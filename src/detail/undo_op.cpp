@@ -2,6 +2,8 @@
 
 #include "detail/commands.hpp"
 
+#include <algorithm>
+
 namespace redlock::detail {
 namespace {
 
@@ -31,14 +33,14 @@ undo_op::undo_op(std::shared_ptr<node_set> nodes, const held_keys& keys, std::st
 
 void undo_op::run() {
   auto self = shared_from_this();
-  for (std::size_t i = 0; i < nodes_->size(); ++i) {
-    if (plan_[i] == undo_role::skip) continue;
-    if (plan_[i] == undo_role::send_and_await) ++awaited_;
-    // Retried across reconnects: the delete must follow its SET wherever
-    // that may have landed, even if the connection the SET went out on died.
-    nodes_->node(i).send(
-        command_, [self, i](error_code, const reply&) { self->on_reply(i); }, retry_until_);
-  }
+  awaited_ =
+      static_cast<std::size_t>(std::count(plan_.begin(), plan_.end(), undo_role::send_and_await));
+  // Retried across reconnects: the delete must follow its SET wherever
+  // that may have landed, even if the connection the SET went out on died.
+  nodes_->pool().broadcast(
+      command_, retry_until_,
+      [self](std::size_t node, error_code, const reply&) { self->on_reply(node); },
+      [this](std::size_t node) { return plan_[node] != undo_role::skip; });
   if (awaited_ == 0) {
     // Nothing to wait for; still call back from a handler, not from here.
     boost::asio::post(nodes_->strand(), [self] { self->finish(); });

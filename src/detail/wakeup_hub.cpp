@@ -1,10 +1,16 @@
 #include "detail/wakeup_hub.hpp"
 #include "detail/commands.hpp"
 
-#include <algorithm>
-#include <functional>
+#include <boost/asio/post.hpp>
 
 namespace redlock::detail {
+
+void wakeup::start() {
+  if (!wake_) return;
+  auto wake = std::move(wake_);
+  wake(why_);
+  hub_->settle(channel_);
+}
 
 wakeup_hub::wakeup_hub(strand_type strand, const std::vector<node_config>& nodes,
                        connection_settings settings, std::string self)
@@ -15,84 +21,79 @@ wakeup_hub::wakeup_hub(strand_type strand, const std::vector<node_config>& nodes
   settings_.subscriber = true;
 }
 
-wakeup_hub::waiter_id wakeup_hub::wait(const std::string& key, std::uint64_t ticket,
-                                       unique_function<void(wake_reason)> wake) {
-  if (subscribers_.empty()) {
-    for (const auto& node : nodes_) {
-      auto subscriber = std::make_shared<connection>(strand_, node, settings_);
-      subscriber->on_push(
-          [this](std::string_view kind, std::string_view channel, std::string_view payload) {
-            if (kind == "message" && payload != self_) on_message(channel, wake_reason::announced);
-          });
-      // (Re)subscribe whenever the connection comes up: a reconnect forgets subscriptions.
-      subscriber->on_ready([this, raw = subscriber.get()] { subscribe_all(*raw); });
-      subscriber->start();
-      subscribers_.push_back(std::move(subscriber));
-    }
+void wakeup_hub::start_subscribers() {
+  for (const auto& node : nodes_) {
+    auto subscriber = std::make_shared<connection>(strand_, node, settings_);
+    subscriber->on_push(
+        [this](std::string_view kind, std::string_view channel, std::string_view payload) {
+          if (kind == "message" && payload != self_) announced(channel);
+        });
+    // (Re)subscribe whenever the connection comes up: a reconnect forgets subscriptions.
+    subscriber->on_ready([this, raw = subscriber.get()] { subscribe_all(*raw); });
+    subscriber->start();
+    subscribers_.push_back(std::move(subscriber));
   }
-  const auto id = next_id_++;
+}
+
+wakeup_hub::waiter_id wakeup_hub::wait(const std::string& key, std::uint64_t ticket,
+                                       waiter_line::wake_function wake) {
+  if (subscribers_.empty()) start_subscribers();
   auto channel = release_channel(key);
-  const bool first = !waiters_.contains(channel);
-  auto& waiting = waiters_[channel];
-  const auto place =
-      std::upper_bound(waiting.begin(), waiting.end(), ticket,
-                       [](std::uint64_t t, const waiter& w) { return t < w.ticket; });
-  waiting.insert(place, {id, ticket, std::move(wake)});
-  channel_of_.emplace(id, channel);
-  if (first) send_to_all(format_command({"SUBSCRIBE", channel}));
-  return id;
+  const auto joined = line_.join(channel, ticket, std::move(wake));
+  if (joined.first) send_to_all(format_command({"SUBSCRIBE", channel}));
+  return joined.id;
 }
 
 void wakeup_hub::cancel(waiter_id id) {
-  const auto found = channel_of_.find(id);
-  if (found == channel_of_.end()) return;
-  const auto channel = std::move(found->second);
-  channel_of_.erase(found);
-  auto& waiting = waiters_[channel];
-  std::erase_if(waiting, [id](const waiter& w) { return w.id == id; });
-  if (waiting.empty()) drop_key(channel);
+  if (auto idle = line_.leave(id)) send_to_all(format_command({"UNSUBSCRIBE", *idle}));
 }
 
-void wakeup_hub::released_here(const std::string& key) {
-  ++releases_here_;
-  recent_[releases_here_ % recent_.size()] = {releases_here_, std::hash<std::string_view>{}(key)};
-  if (waiters_.empty()) return;  // the common case: nobody waits for anything
-  on_message(release_channel(key), wake_reason::released_here);
+wakeup wakeup_hub::released_here(const std::string& key) {
+  line_.note_release_here(key);
+  if (line_.nobody_waits()) return {};  // the common case
+  auto channel = release_channel(key);
+  // A delivery still posted would wake the same first waiter.
+  posted_.erase(channel);
+  return take_first(channel, wake_reason::released_here);
 }
 
-void wakeup_hub::pass_on(const std::string& key, wake_reason why) {
-  if (!waiters_.empty()) on_message(release_channel(key), why);
+wakeup wakeup_hub::pass_on(const std::string& key, wake_reason why) {
+  if (line_.nobody_waits()) return {};
+  return take_first(release_channel(key), why);
 }
 
-bool wakeup_hub::released_here_since(std::string_view key, std::uint64_t since) const noexcept {
-  const auto hash = std::hash<std::string_view>{}(key);
-  for (const auto& r : recent_) {
-    if (r.number > since && r.key_hash == hash) return true;
-  }
-  return false;
+wakeup wakeup_hub::take_first(const std::string& channel, wake_reason why) {
+  auto wake = line_.take_first(channel);
+  if (!wake) return {};
+  return {this, channel, std::move(wake), why};
 }
 
-void wakeup_hub::on_message(std::string_view channel, wake_reason why) {
-  const auto found = waiters_.find(std::string(channel));
-  if (found == waiters_.end() || found->second.empty()) return;
-  const std::string name = found->first;
-  auto first = std::move(found->second.front());
-  found->second.erase(found->second.begin());
-  channel_of_.erase(first.id);
-  first.wake(why);
+void wakeup_hub::announced(std::string_view channel) {
+  std::string name(channel);
+  if (!line_.waited_on(name) || posted_.contains(name)) return;
+  const auto number = ++deliveries_;
+  posted_.emplace(name, number);
+  boost::asio::post(strand_, [this, owner = owner_, name = std::move(name), number] {
+    // Held for the call: the wake-up may drop the last other owner.
+    if (const auto alive = owner.lock()) deliver(name, number);
+  });
+}
+
+void wakeup_hub::deliver(const std::string& channel, std::uint64_t number) {
+  const auto found = posted_.find(channel);
+  if (found == posted_.end() || found->second != number) return;
+  posted_.erase(found);
+  take_first(channel, wake_reason::announced).start();
+}
+
+void wakeup_hub::settle(const std::string& channel) {
   // The subscription stays while anyone waits, the woken one included if it
   // waits again.
-  const auto still = waiters_.find(name);
-  if (still != waiters_.end() && still->second.empty()) drop_key(name);
-}
-
-void wakeup_hub::drop_key(const std::string& channel) {
-  send_to_all(format_command({"UNSUBSCRIBE", channel}));
-  waiters_.erase(channel);
+  if (line_.forget_if_idle(channel)) send_to_all(format_command({"UNSUBSCRIBE", channel}));
 }
 
 void wakeup_hub::subscribe_all(connection& node) {
-  for (const auto& [channel, waiting] : waiters_) {
+  for (const auto& channel : line_.channels()) {
     node.send_unanswered(format_command({"SUBSCRIBE", channel}));
   }
 }
@@ -105,15 +106,14 @@ void wakeup_hub::send_to_all(const std::string& command) {
 }
 
 void wakeup_hub::abandon() noexcept {
-  auto waiters = std::move(waiters_);
-  waiters_.clear();
-  channel_of_.clear();
+  posted_.clear();
+  line_.clear();
   for (auto& subscriber : subscribers_) subscriber->abandon();
 }
 
 void wakeup_hub::shutdown() {
-  waiters_.clear();
-  channel_of_.clear();
+  posted_.clear();
+  line_.clear();
   for (auto& subscriber : subscribers_) subscriber->shutdown();
 }
 

@@ -1,14 +1,15 @@
 // Wakes acquirers waiting for a resource when its holder releases it: the
 // release script publishes on a per-key channel on every node, and one
 // subscriber connection per node (opened on first use, shared by every
-// waiter of the client) listens. A release by this same client is handed
-// over at once, without the round trip through Redis.
+// waiter of the client) listens. Who is woken is the waiter_line's call.
+// A wake-up caused by a call (this client's release, a waiter passing one
+// on) is handed back to the caller to start: a release starts it inside its
+// own cork. A message from a node is delivered from a posted handler.
 #pragma once
 
-#include <redlock/detail/unique_function.hpp>
 #include "detail/connection.hpp"
+#include "detail/waiter_line.hpp"
 
-#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -17,47 +18,62 @@
 
 namespace redlock::detail {
 
+class wakeup_hub;
+
+/// A waiter taken out of line for one release. start() calls it; then the
+/// hub unsubscribes the channel if nobody waits on it any more (the woken
+/// waiter usually rejoins first). Dropped unstarted, the waiter is freed
+/// without being called.
+class wakeup {
+ public:
+  wakeup() = default;
+  explicit operator bool() const noexcept { return static_cast<bool>(wake_); }
+  void start();
+
+ private:
+  friend class wakeup_hub;
+  wakeup(wakeup_hub* hub, std::string channel, waiter_line::wake_function wake, wake_reason why)
+      : hub_(hub), channel_(std::move(channel)), wake_(std::move(wake)), why_(why) {}
+
+  wakeup_hub* hub_ = nullptr;
+  std::string channel_;
+  waiter_line::wake_function wake_;
+  wake_reason why_ = wake_reason::announced;
+};
+
 class wakeup_hub {
  public:
-  using waiter_id = std::uint64_t;
+  using waiter_id = waiter_line::waiter_id;
 
   /// `self`: this client's id, the payload of its own release messages.
   wakeup_hub(strand_type strand, const std::vector<node_config>& nodes,
              connection_settings settings, std::string self);
 
-  /// How a waiter learnt of a release.
-  enum class wake_reason {
-    /// This client released the key: its release commands are already queued
-    /// on every connection, so an attempt sent now runs right after them.
-    released_here,
-    /// Another client's release, published on a node.
-    announced,
-  };
-
-  /// Calls `wake` once, on the strand, when `key` is released and this
-  /// waiter is first in line, unless cancel() comes first. Each release
-  /// event wakes one waiter, the lowest `ticket` (the one waiting longest):
-  /// no stampede of this client's waiters, and first come first served
-  /// among them. Subscribes on first interest.
-  waiter_id wait(const std::string& key, std::uint64_t ticket,
-                 unique_function<void(wake_reason)> wake);
+  /// Queues `wake` for the next release of `key` (see waiter_line::join),
+  /// until cancel(). Subscribes on first interest.
+  waiter_id wait(const std::string& key, std::uint64_t ticket, waiter_line::wake_function wake);
   /// This client has just queued the release of `key` on every connection:
-  /// wakes the first waiter of `key`, if any. Messages carrying our own id
-  /// are then ignored (this was their hand-over).
-  void released_here(const std::string& key);
-  /// Releases made by this client so far: an acquirer notes it when an
-  /// attempt starts, to ask released_here_since() when the attempt fails.
-  std::uint64_t releases_here() const noexcept { return releases_here_; }
-  /// Whether this client released `key` after releases_here() was `since`:
-  /// an acquirer whose attempt raced our own release was not yet waiting for
-  /// the hand-over. Only the last few releases are remembered; older ones
-  /// answer false (the retry delay still bounds the wait).
-  bool released_here_since(std::string_view key, std::uint64_t since) const noexcept;
-  /// A woken waiter gives up without having used its wake-up: the next
-  /// waiter of `key`, if any, is woken for the same reason.
-  void pass_on(const std::string& key, wake_reason why);
-  /// A place in line, kept by a waiter across its attempts.
-  std::uint64_t take_ticket() noexcept { return next_ticket_++; }
+  /// returns the first waiter of `key`, if any, for the caller to start
+  /// while its release is still corked. Messages carrying our own id are
+  /// ignored (this was their hand-over).
+  [[nodiscard]] wakeup released_here(const std::string& key);
+  /// A woken waiter gives up without having used its wake-up: returns the
+  /// next waiter of `key`, if any, for the caller to start.
+  [[nodiscard]] wakeup pass_on(const std::string& key, wake_reason why);
+  std::uint64_t releases_here() const noexcept { return line_.releases_here(); }
+  bool released_here_since(std::string_view key, std::uint64_t since) const noexcept {
+    return line_.released_here_since(key, since);
+  }
+  std::uint64_t take_ticket() noexcept { return line_.take_ticket(); }
+  /// A node published a release on `channel` (not ours): the first waiter
+  /// is woken from a posted handler, not from inside the subscriber's
+  /// reader. It stays in line until then, so the same release's messages
+  /// from the other nodes, arriving meanwhile, add nothing, and a hand-over
+  /// by this client meanwhile goes to it (and replaces the delivery).
+  void announced(std::string_view channel);
+  /// What a posted delivery holds on to while it waits to run (the client's
+  /// core, which owns this hub); it is skipped once that is gone.
+  void keep_alive_with(std::weak_ptr<void> owner) { owner_ = std::move(owner); }
   /// Forgets a waiter; the last waiter of a key unsubscribes.
   void cancel(waiter_id id);
   void shutdown();
@@ -65,33 +81,28 @@ class wakeup_hub {
   void abandon() noexcept;
 
  private:
-  struct waiter {
-    waiter_id id;
-    std::uint64_t ticket;
-    unique_function<void(wake_reason)> wake;
-  };
+  friend class wakeup;
 
-  void on_message(std::string_view channel, wake_reason why);
+  wakeup take_first(const std::string& channel, wake_reason why);
+  /// The posted half of announced(): wakes the first waiter unless a
+  /// hand-over replaced delivery number `number`.
+  void deliver(const std::string& channel, std::uint64_t number);
+  /// After a wake-up ran: unsubscribes `channel` if nobody waits on it.
+  void settle(const std::string& channel);
+  void start_subscribers();
   void subscribe_all(connection& node);
   void send_to_all(const std::string& command);
-  void drop_key(const std::string& channel);
 
   strand_type strand_;
   std::vector<node_config> nodes_;
   connection_settings settings_;
   std::string self_;
   std::vector<std::shared_ptr<connection>> subscribers_;  ///< Empty until the first wait.
-  /// By channel, in ticket order.
-  std::unordered_map<std::string, std::vector<waiter>> waiters_;
-  std::unordered_map<waiter_id, std::string> channel_of_;
-  waiter_id next_id_ = 1;
-  std::uint64_t next_ticket_ = 1;
-  struct recent_release {
-    std::uint64_t number = 0;  ///< Its releases_here_ count; 0: empty slot.
-    std::size_t key_hash = 0;  ///< A collision only means one early retry.
-  };
-  std::uint64_t releases_here_ = 0;
-  std::array<recent_release, 16> recent_{};
+  waiter_line line_;
+  std::weak_ptr<void> owner_;
+  /// Channels with a delivery posted, and its number.
+  std::unordered_map<std::string, std::uint64_t> posted_;
+  std::uint64_t deliveries_ = 0;
 };
 
 }  // namespace redlock::detail
