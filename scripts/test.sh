@@ -12,6 +12,11 @@
 # REDLOCK_TEST_LOAD=1 runs every stage's ctest beside one busy loop per core
 # (`nproc` of them, normal priority), as on a machine busy with other work;
 # they stop when ctest ends and, whatever happens, on exit.
+# Tests wait on servers and timers far more than they compute (the default
+# stage's ctest uses about a seventh of 2 cores at -j2), so each stage runs
+# several at once: -j6 by default, -j4 under ASan, -j3 under TSan, whose
+# instrumentation costs CPU; REDLOCK_CTEST_JOBS=N sets every stage's. The
+# fault-schedule runs still run alone (RUN_SERIAL).
 # REDLOCK_DOCS=0 skips the API reference, REDLOCK_MODELS=0 the spin models
 # of the fencing design (scripts/models.sh). Only the default stage's ctest,
 # e.g. the integration and CLI tests under load:
@@ -115,8 +120,9 @@ failed=0
 
 # run_stage NAME BUILD_DIR "ENV..." -- [cmake args...]
 #   ENV entries are VAR=value words (or a command prefix) put before ctest.
-#   stage_ctest_args are added to ctest's; stage_check, if set, names a
-#   function run with the build dir between build and ctest.
+#   stage_ctest_args are added to ctest's; stage_jobs is ctest's -j;
+#   stage_check, if set, names a function run with the build dir between
+#   build and ctest.
 run_stage() {
   local name=$1 dir=$2 start rc=0 result failed_tests=
   shift 2
@@ -139,7 +145,7 @@ run_stage() {
     echo "=== stage $name: ctest $dir ==="
     [[ "${REDLOCK_TEST_LOAD:-0}" != 0 ]] && start_load
     env "${prefix[@]+"${prefix[@]}"}" \
-      ctest --test-dir "$root/$dir" --output-on-failure -j2 \
+      ctest --test-dir "$root/$dir" --output-on-failure -j"${REDLOCK_CTEST_JOBS:-$stage_jobs}" \
       "${stage_ctest_args[@]+"${stage_ctest_args[@]}"}" \
       "${ctest_args[@]+"${ctest_args[@]}"}" || rc=$?
     stop_load
@@ -179,6 +185,7 @@ unity=(-DCMAKE_UNITY_BUILD=ON)
 # (an integration-test batch: 115 s -> 74 s).
 stage_ctest_args=()
 stage_check=
+stage_jobs=6
 run_stage default build -- "${unity[@]}" "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG"
 
 # run_script NAME COMMAND...: a stage that is one script, not a build.
@@ -236,6 +243,7 @@ if [[ "${REDLOCK_SANITIZERS:-1}" != 0 ]]; then
   # reports a null dereference and an access outside an object itself, and
   # x86 forgives misalignment. Overflow, shift, bounds, enum, bool, vptr,
   # float-cast and the rest stay.
+  stage_jobs=4
   run_stage asan+ubsan build-asan "${san_env[@]}" \
     -- -DREDLOCK_SANITIZE=address,undefined -DREDLOCK_NO_SANITIZE=alignment,null,object-size \
     "${common_args[@]}" -DCMAKE_UNITY_BUILD_BATCH_SIZE=16
@@ -270,6 +278,7 @@ boost181_headers() {
 # are pure logic, run in the other two stages.
 tsan_args=(-DREDLOCK_SANITIZE=thread -DREDLOCK_BUILD_TORTURE=OFF)
 tsan_run=("${san_env[@]}" "${tsan_prefix[@]+"${tsan_prefix[@]}"}")
+stage_jobs=3
 if [[ "${REDLOCK_BOOST181:-1}" != 0 ]]; then
   # The Asio of Boost 1.81, unpacked into a private prefix as Debian cannot
   # install it beside 1.74.
