@@ -115,19 +115,7 @@ std::optional<lock> blocking_client::try_acquire(std::string resource,
 
 std::optional<lock> blocking_client::try_acquire_within(std::string resource, milliseconds wait,
                                                         lock_options options) {
-  if (wait <= milliseconds::zero()) {
-    options.retry.max_attempts = 1;
-    options.wait_timeout = milliseconds::zero();
-    return try_acquire(std::move(resource), options);
-  }
-  // No delay of its own (try_once): the default ones, or it would spin.
-  if (options.retry.base_delay <= milliseconds::zero()) {
-    options.retry = retry_policy{};
-  }
-  options.retry.max_attempts = 0;  // the wait is the limit
-  options.retry.wake_on_release = true;
-  options.wait_timeout = wait;
-  return try_acquire(std::move(resource), options);
+  return try_acquire(std::move(resource), waiting_up_to(std::move(options), wait));
 }
 
 std::optional<scoped_lock> blocking_client::try_acquire_scoped_within(std::string resource,

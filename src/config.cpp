@@ -173,6 +173,20 @@ milliseconds effective_request_timeout(const lock_options& options) noexcept {
   return std::clamp(options.ttl / 20, milliseconds{1}, milliseconds{500});
 }
 
+lock_options waiting_up_to(lock_options options, milliseconds wait) {
+  if (wait <= milliseconds::zero()) {
+    options.retry = retry_policy::try_once();
+    options.wait_timeout = milliseconds::zero();
+    return options;
+  }
+  // Without a delay of its own (try_once), it would spin.
+  if (options.retry.base_delay <= milliseconds::zero()) options.retry = retry_policy{};
+  options.retry.max_attempts = 0;  // the wait is the limit
+  options.retry.wake_on_release = true;
+  options.wait_timeout = wait == wait_forever ? milliseconds::zero() : wait;
+  return options;
+}
+
 unsigned effective_max_attempts(const lock_options& options) noexcept {
   if (options.retry.max_attempts) return *options.retry.max_attempts;
   return options.wait_timeout.count() > 0 ? 0U : retry_policy::default_max_attempts;

@@ -60,11 +60,8 @@ class campaign : public std::enable_shared_from_this<campaign> {
         on_lost_(std::move(on_lost)),
         strand_(boost::asio::make_strand(owner.get_executor())),
         retry_timer_(strand_) {
-    auto& retry = options_.lock.retry;
-    if (retry.base_delay <= milliseconds::zero()) retry = retry_policy{};
-    retry.max_attempts = 0;  // until acquired or stepped down
-    retry.wake_on_release = true;
-    options_.lock.wait_timeout = milliseconds::zero();
+    // Until acquired or stepped down.
+    options_.lock = waiting_up_to(std::move(options_.lock), wait_forever);
     options_.keep.on_lost = nullptr;
   }
 

@@ -43,9 +43,9 @@ class periodic_run : public std::enable_shared_from_this<periodic_run> {
     // by its release) until a crashed holder's lock has surely expired.
     run_options_ = options_.lock;
     run_options_.retry = retry_policy{};
-    run_options_.retry.max_attempts = 0;
     // A crashed run's key lives as long as its last extension's TTL.
-    run_options_.wait_timeout = std::max(options_.lock.ttl, options_.keep.ttl) + lag_;
+    run_options_ = waiting_up_to(std::move(run_options_),
+                                 std::max(options_.lock.ttl, options_.keep.ttl) + lag_);
   }
 
   void start() {

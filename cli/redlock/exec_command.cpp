@@ -30,14 +30,10 @@ namespace args = redlock::args;
 lock_options with_wait(lock_options options, std::optional<std::chrono::milliseconds> wait,
                        const waiting_arguments& waiting) {
   using std::chrono::milliseconds;
-  if (wait && wait->count() == 0) {
-    options.retry = retry_policy::try_once();
-    return options;
-  }
   // A release wakes the waiter at once; the delays only pace the attempts
   // while a holder that crashed lets its key expire.
   options.retry = retry_policy::exponential(milliseconds{100}, milliseconds{1000}, 0);
-  options.wait_timeout = wait.value_or(milliseconds{0});
+  options = waiting_up_to(std::move(options), wait.value_or(wait_forever));
   // Waiting for a holder may take for ever; waiting for nodes that cannot
   // answer may not.
   options.unreachable_timeout = waiting.unreachable_timeout;

@@ -384,4 +384,18 @@ milliseconds effective_request_timeout(const lock_options& options) noexcept;
 /// without.
 unsigned effective_max_attempts(const lock_options& options) noexcept;
 
+/// waiting_up_to's "no limit": wait until acquired, cancelled or out of
+/// nodes (lock_options::unreachable_timeout).
+inline constexpr milliseconds wait_forever = milliseconds::max();
+
+/// `options` made to wait for a held resource up to `wait`, attempting
+/// again as soon as its holder's release is announced: `wait` <= 0 makes
+/// one attempt (retry_policy::try_once()); wait_forever attempts until
+/// acquired; otherwise until `wait` has passed since the call. The retry
+/// delays, which pace the attempts while a crashed holder's key expires,
+/// are options.retry's, or the default ones if it has none. How the
+/// blocking client's try_acquire_for, leader_election, periodic_job's run
+/// lock and `redlock exec --wait` wait.
+lock_options waiting_up_to(lock_options options, milliseconds wait);
+
 }  // namespace redlock

@@ -1,5 +1,8 @@
-// One long-lived, pipelined connection to one Redis node. Asio owns the
-// socket; hiredis only parses replies.
+// One long-lived, pipelined connection to one Redis node: the shell that
+// the two kinds share (command_connection, subscriber_connection). Asio
+// owns the socket; hiredis only parses replies; the pipeline decides what
+// is written and which callback a reply goes to, the admission whether the
+// node may vote.
 #pragma once
 
 #include <redlock/config.hpp>
@@ -21,6 +24,7 @@
 #include <vector>
 
 struct redisReader;
+struct redisReply;
 
 namespace redlock::detail {
 
@@ -31,9 +35,6 @@ struct connection_settings {
   std::chrono::milliseconds stall_timeout{3000};
   reconnect_policy reconnect{};
   logger log{};
-  /// A pub/sub connection: no script loading, and replies nobody asked for
-  /// (published messages) go to the push handler.
-  bool subscriber = false;
   /// Read INFO while connecting: refuse a replica, a cluster-mode node or a
   /// server that another node of `servers` is already connected to, and
   /// warn (once) about settings that weaken the lock.
@@ -61,8 +62,6 @@ class connection : public std::enable_shared_from_this<connection> {
  public:
   using callback = pipeline::callback;
 
-  connection(strand_type strand, node_config node, connection_settings settings);
-  ~connection();
   connection(const connection&) = delete;
   connection& operator=(const connection&) = delete;
 
@@ -95,26 +94,48 @@ class connection : public std::enable_shared_from_this<connection> {
   /// errc::connection_closed.
   void shutdown();
   /// Drops every callback without calling it (see node_set::abandon).
-  void abandon() noexcept;
+  virtual void abandon() noexcept;
   /// While corked, commands queue without being written; uncork() writes
   /// everything queued in one write. Nests.
   void cork() noexcept { pipeline_.cork(); }
   void uncork();
 
-  /// Pub/sub: writes a command whose answer comes as a push (SUBSCRIBE);
-  /// dropped unless ready(), so call it again from the on_ready handler.
-  void send_unanswered(std::string_view command);
-  /// Receives each push as (kind, channel, payload), e.g. ("message",
-  /// channel, message); payload is empty for pushes without one.
-  using push_handler = unique_function<void(std::string_view, std::string_view, std::string_view)>;
-  void on_push(push_handler handler);
-  /// Called each time the connection (re)becomes ready.
-  void on_ready(unique_function<void()> handler);
-
   bool ready() const noexcept { return state_ == state::ready; }
   /// "host:port", for logs and observers.
   std::string endpoint() const { return describe(); }
   const node_config& node() const noexcept { return node_; }
+
+  virtual ~connection();
+
+ protected:
+  connection(strand_type strand, node_config node, connection_settings settings);
+
+  /// What the kind sends right after connecting, each of which must succeed.
+  virtual std::vector<std::string> setup_commands() const = 0;
+  /// Ready, corked: queues what must go before everything held meanwhile.
+  virtual void queue_first() {}
+  /// Ready, with everything due queued (and not closing).
+  virtual void became_ready() {}
+  /// A reply with no command waiting for it: true if the kind takes it (a
+  /// pub/sub message), false for a protocol error.
+  virtual bool take_unasked(const redisReply& r) {
+    (void)r;
+    return false;
+  }
+
+  /// Writes what the pipeline holds unless a write is in flight.
+  void write_if_idle() {
+    if (!pipeline_.write_in_flight()) write();
+  }
+  /// Queues for the next write (written now unless corked or writing).
+  void enqueue_write(std::string_view command, callback done, pipeline::retry again = {},
+                     bool repeated = false);
+  /// `logged`: the caller has logged why, fail() need not.
+  void fail(error_code ec, bool logged = false);
+  std::string describe() const;
+
+  const connection_settings& settings() const noexcept { return settings_; }
+  pipeline& queued() noexcept { return pipeline_; }
 
  private:
   enum class state { idle, connecting, handshaking, ready, backoff, closed };
@@ -145,22 +166,15 @@ class connection : public std::enable_shared_from_this<connection> {
   /// `check_ahead`: send INFO ahead of the queued commands.
   void become_ready(bool check_ahead);
   void send_command(std::string_view command, callback done, pipeline::retry again);
-  /// Queues for the next write (written now unless corked or writing).
-  void enqueue_write(std::string_view command, callback done, pipeline::retry again = {},
-                     bool repeated = false);
   /// Replies are owed from now on: the stall timer watches for them.
   void note_owed_replies();
   void write();
   void read();
   void on_read(std::size_t bytes);
-  /// `logged`: the caller has logged why, fail() need not.
-  void on_restart_check_reply(error_code ec, const reply& r);
-  void fail(error_code ec, bool logged = false);
   void drop_socket();
   /// Fails or holds (for the next link) every command; see pipeline::on_link_lost.
   void fail_pending(error_code ec);
   void watch_for_stall();
-  std::string describe() const;
 
   strand_type strand_;
   node_config node_;
@@ -198,9 +212,6 @@ class connection : public std::enable_shared_from_this<connection> {
   pipeline pipeline_;
   std::vector<char> read_buffer_;
   std::unique_ptr<redisReader, void (*)(redisReader*)> reader_;
-  push_handler push_handler_;
-  unique_function<void()> ready_handler_;
-  bool warned_push_error_ = false;
   admission admission_;
   bool checking_ = false;  ///< INFO sent on this connection, its reply not read yet.
   /// shutdown() came during the set-up: finish it, send what is queued, close.

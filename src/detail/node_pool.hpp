@@ -2,7 +2,7 @@
 // operation sends through. broadcast() is the one way to ask every node.
 #pragma once
 
-#include "detail/connection.hpp"
+#include "detail/command_connection.hpp"
 
 #include <memory>
 #include <string>
@@ -24,7 +24,8 @@ class node_pool {
             SettingsFor settings_for) {
     connections_.reserve(nodes.size());
     for (std::size_t i = 0; i < nodes.size(); ++i) {
-      connections_.push_back(std::make_shared<connection>(strand, nodes[i], settings_for(i)));
+      connections_.push_back(
+          std::make_shared<command_connection>(strand, nodes[i], settings_for(i)));
     }
   }
 
@@ -36,7 +37,7 @@ class node_pool {
   void abandon() noexcept;
 
   std::size_t size() const noexcept { return connections_.size(); }
-  connection& node(std::size_t i) noexcept { return *connections_[i]; }
+  command_connection& node(std::size_t i) noexcept { return *connections_[i]; }
 
   /// Sends `command` to each node `include(i)` accepts; `on_reply(i, ec,
   /// reply)` gets node i's answer, exactly once (connection::send). Returns
@@ -73,7 +74,7 @@ class node_pool {
   void uncork();
 
  private:
-  std::vector<std::shared_ptr<connection>> connections_;
+  std::vector<std::shared_ptr<command_connection>> connections_;
 };
 
 /// Corks a node pool for a scope.

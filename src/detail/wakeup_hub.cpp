@@ -17,13 +17,11 @@ wakeup_hub::wakeup_hub(strand_type strand, const std::vector<node_config>& nodes
     : strand_(std::move(strand)),
       nodes_(nodes),
       settings_(std::move(settings)),
-      self_(std::move(self)) {
-  settings_.subscriber = true;
-}
+      self_(std::move(self)) {}
 
 void wakeup_hub::start_subscribers() {
   for (const auto& node : nodes_) {
-    auto subscriber = std::make_shared<connection>(strand_, node, settings_);
+    auto subscriber = std::make_shared<subscriber_connection>(strand_, node, settings_);
     subscriber->on_push(
         [this](std::string_view kind, std::string_view channel, std::string_view payload) {
           if (kind == "message" && payload != self_) announced(channel);
@@ -92,7 +90,7 @@ void wakeup_hub::settle(const std::string& channel) {
   if (line_.forget_if_idle(channel)) send_to_all(format_command({"UNSUBSCRIBE", channel}));
 }
 
-void wakeup_hub::subscribe_all(connection& node) {
+void wakeup_hub::subscribe_all(subscriber_connection& node) {
   for (const auto& channel : line_.channels()) {
     node.send_unanswered(format_command({"SUBSCRIBE", channel}));
   }

@@ -7,7 +7,7 @@
 // own cork. A message from a node is delivered from a posted handler.
 #pragma once
 
-#include "detail/connection.hpp"
+#include "detail/subscriber_connection.hpp"
 #include "detail/waiter_line.hpp"
 
 #include <cstdint>
@@ -90,14 +90,15 @@ class wakeup_hub {
   /// After a wake-up ran: unsubscribes `channel` if nobody waits on it.
   void settle(const std::string& channel);
   void start_subscribers();
-  void subscribe_all(connection& node);
+  void subscribe_all(subscriber_connection& node);
   void send_to_all(const std::string& command);
 
   strand_type strand_;
   std::vector<node_config> nodes_;
   connection_settings settings_;
   std::string self_;
-  std::vector<std::shared_ptr<connection>> subscribers_;  ///< Empty until the first wait.
+  std::vector<std::shared_ptr<subscriber_connection>>
+      subscribers_;  ///< Empty until the first wait.
   waiter_line line_;
   std::weak_ptr<void> owner_;
   /// Channels with a delivery posted, and its number.

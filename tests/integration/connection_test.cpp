@@ -3,8 +3,8 @@
 // operations still pending.
 #include "test_env.hpp"
 
+#include "detail/command_connection.hpp"
 #include "detail/commands.hpp"
-#include "detail/connection.hpp"
 #include "support/fault_proxy.hpp"
 
 #include <memory>
@@ -259,14 +259,15 @@ namespace {
 
 /// One bare connection to node 0 of `e` through `proxy`, started and ready
 /// (a PING answered), on a strand of `e.io`.
-std::shared_ptr<redlock::detail::connection> ready_connection(
+std::shared_ptr<redlock::detail::command_connection> ready_connection(
     env& e, redlock::test::fault_proxy& proxy, redlock::detail::strand_type& strand,
     redlock::detail::connection_settings settings, int database = 0) {
   redlock::node_config node;
   node.host = "127.0.0.1";
   node.port = proxy.port();
   node.database = database;
-  auto conn = std::make_shared<redlock::detail::connection>(strand, node, std::move(settings));
+  auto conn =
+      std::make_shared<redlock::detail::command_connection>(strand, node, std::move(settings));
   bool pinged = false;
   boost::asio::post(strand, [&] {
     conn->start();

@@ -234,3 +234,37 @@ TEST_CASE("nodes_from_env reads REDLOCK_NODES, or the variable named", "[unit][c
     CHECK(redlock::nodes_from_env().empty());
   }
 }
+
+TEST_CASE("waiting_up_to: one attempt, a bounded wait, or no limit, woken by releases",
+          "[unit][config]") {
+  using redlock::lock_options;
+  using redlock::waiting_up_to;
+  lock_options mine;
+  mine.retry = redlock::retry_policy::fixed(250ms, 7);
+  mine.retry.wake_on_release = false;
+
+  const auto once = waiting_up_to(mine, 0ms);
+  CHECK(redlock::effective_max_attempts(once) == 1);
+  CHECK(once.wait_timeout == 0ms);
+  CHECK(waiting_up_to(mine, -5ms).retry.max_attempts == 1u);
+
+  const auto bounded = waiting_up_to(mine, 3s);
+  CHECK(bounded.wait_timeout == 3s);
+  CHECK(redlock::effective_max_attempts(bounded) == 0);  // the wait is the limit
+  CHECK(bounded.retry.wake_on_release);
+  CHECK(bounded.retry.base_delay == 250ms);  // its own delays are kept
+
+  const auto forever = waiting_up_to(mine, redlock::wait_forever);
+  CHECK(forever.wait_timeout == 0ms);  // no limit
+  CHECK(redlock::effective_max_attempts(forever) == 0);
+  CHECK(forever.retry.wake_on_release);
+
+  // Options without delays of their own (try_once) would spin: the
+  // default delays pace the attempts instead.
+  lock_options spinning;
+  spinning.retry = redlock::retry_policy::try_once();
+  const auto paced = waiting_up_to(spinning, 1s);
+  CHECK(paced.retry.base_delay == redlock::retry_policy{}.base_delay);
+  CHECK(redlock::effective_max_attempts(paced) == 0);
+  CHECK(validate(std::string_view("r"), paced, 0.01) == redlock::error_code{});
+}
