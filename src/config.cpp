@@ -175,7 +175,8 @@ milliseconds effective_request_timeout(const lock_options& options) noexcept {
 
 lock_options waiting_up_to(lock_options options, milliseconds wait) {
   if (wait <= milliseconds::zero()) {
-    options.retry = retry_policy::try_once();
+    // The caller's policy stays, so that a bad one is still refused.
+    options.retry.max_attempts = 1;
     options.wait_timeout = milliseconds::zero();
     return options;
   }

@@ -390,8 +390,10 @@ inline constexpr milliseconds wait_forever = milliseconds::max();
 
 /// `options` made to wait for a held resource up to `wait`, attempting
 /// again as soon as its holder's release is announced: `wait` <= 0 makes
-/// one attempt (retry_policy::try_once()); wait_forever attempts until
-/// acquired; otherwise until `wait` has passed since the call. The retry
+/// one attempt (options.retry, still validated, with max_attempts 1);
+/// wait_forever attempts until acquired; otherwise until `wait` has passed
+/// since the call (a wait longer than max_duration, wait_forever excepted,
+/// is refused by the acquire with errc::invalid_retry_policy). The retry
 /// delays, which pace the attempts while a crashed holder's key expires,
 /// are options.retry's, or the default ones if it has none. How the
 /// blocking client's try_acquire_for, leader_election, periodic_job's run

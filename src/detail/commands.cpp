@@ -19,8 +19,6 @@ struct decimal {
 
 }  // namespace
 
-#undef REDLOCK_RUN_ID
-
 std::string format_command(std::span<const std::string_view> args) {
   // RESP: *<argc>\r\n then $<length>\r\n<bytes>\r\n per argument. Sized
   // first, so the command is one allocation (this is on every lock's path).

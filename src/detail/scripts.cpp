@@ -313,6 +313,8 @@ std::string_view fence_reseed_script() {
       "return 1\n";
 }
 
+#undef REDLOCK_RUN_ID
+
 std::string_view status_script() {
   return "local kind = redis.call('type', KEYS[1])['ok']\n"
          "if kind == 'none' then return 'none' end\n"

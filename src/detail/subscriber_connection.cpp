@@ -26,6 +26,8 @@ void subscriber_connection::became_ready() {
 }
 
 bool subscriber_connection::take_unasked(const redisReply& r) {
+  // Nobody to give a push to: as on a command connection.
+  if (!push_handler_) return false;
   if (r.type == REDIS_REPLY_ERROR) {
     // A refused SUBSCRIBE (e.g. an ACL user without channel rights):
     // waiters fall back to polling. Said once per connection.
@@ -41,7 +43,7 @@ bool subscriber_connection::take_unasked(const redisReply& r) {
   }
   std::string_view payload;
   if (r.elements >= 3 && r.element[2]->type == REDIS_REPLY_STRING) payload = text_of(*r.element[2]);
-  if (push_handler_) push_handler_(text_of(*r.element[0]), text_of(*r.element[1]), payload);
+  push_handler_(text_of(*r.element[0]), text_of(*r.element[1]), payload);
   return true;
 }
 

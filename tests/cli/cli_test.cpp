@@ -799,7 +799,8 @@ TEST_CASE("cli with hosts that do not resolve and ports that refuse: exit 4, eac
   // Two healthy nodes beside them: the tool exits once a quorum is out of
   // reach, and only the third failure decides that, so all three are named
   // before it does (with three bad nodes of three, the second decides).
-  const auto refusing = test::find_free_port();
+  const test::refusing_port refused;
+  const auto refusing = refused.port();
   const cluster healthy(2);
   const auto nodes = fmt::format(
       "no-such-host.invalid:6379,127.0.0.1:{},no-such-host-2.invalid:6379,"

@@ -163,8 +163,9 @@ TEST_CASE("a host that does not resolve and a port that refuses fail their node,
   auto config = e.config;
   redlock::node_config unresolvable;
   unresolvable.host = "no-such-host.invalid";
+  const redlock::test::refusing_port refused;
   redlock::node_config refusing;
-  refusing.port = redlock::test::find_free_port();  // nothing listens there
+  refusing.port = refused.port();
   SECTION("a minority: the lock works, the two nodes fail with the cause") {
     config.nodes.push_back(unresolvable);
     config.nodes.push_back(refusing);

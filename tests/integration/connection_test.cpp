@@ -5,11 +5,14 @@
 
 #include "detail/command_connection.hpp"
 #include "detail/commands.hpp"
+#include "detail/subscriber_connection.hpp"
 #include "support/fault_proxy.hpp"
 
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 using namespace redlock::itest;
@@ -399,4 +402,40 @@ TEST_CASE("destroying the io_context without running it after the client frees e
   }
   CHECK(handler_alive.expired());
   for (std::size_t i = 0; i < 3; ++i) e.nodes.node(i).resume();
+}
+
+// Review finding (the connection split): a subscriber connection with no
+// push handler took what the node sent unasked (a SUBSCRIBE's answer) in
+// silence; as before the split, and as on a command connection, that is a
+// protocol error that drops the link.
+TEST_CASE("a subscriber connection without a push handler fails on a push", "[integration]") {
+  env e;
+  auto strand = redlock::detail::strand_type(e.io.get_executor());
+  redlock::node_config node;
+  node.port = e.nodes.node(0).port();
+  std::vector<std::string> lines;
+  redlock::detail::connection_settings settings;
+  settings.log = redlock::detail::logger(
+      [&](redlock::log_level, std::string_view line) { lines.emplace_back(line); });
+  auto conn = std::make_shared<redlock::detail::subscriber_connection>(strand, node, settings);
+  bool subscribed = false;
+  conn->on_ready([&] {
+    if (!std::exchange(subscribed, true)) {
+      conn->send_unanswered(redlock::detail::format_command({"SUBSCRIBE", e.key("c")}));
+    }
+  });
+  boost::asio::post(strand, [&] { conn->start(); });
+  const auto lost = [&] {
+    for (const auto& line : lines) {
+      if (line.find("connection lost") != std::string::npos &&
+          line.find(make_error_code(errc::protocol_error).message()) != std::string::npos) {
+        return true;
+      }
+    }
+    return false;
+  };
+  run_until(e.io, lost, 5s);
+  CHECK(lost());
+  boost::asio::post(strand, [conn] { conn->shutdown(); });
+  e.io.run_for(100ms);
 }

@@ -119,7 +119,8 @@ TEST_CASE("unreachable_timeout ends an acquire of nodes that cannot answer, nami
           "[integration][waiting][unreachable]") {
   env e(3);
   // Node 2 is a port nothing listens on: it refuses every connection.
-  const auto refusing = redlock::test::find_free_port();
+  const redlock::test::refusing_port refusing_node;
+  const auto refusing = refusing_node.port();
   e.config.nodes[2].port = refusing;
   fail_fast(e.config);
   redlock::client locks(e.io.get_executor(), e.config);

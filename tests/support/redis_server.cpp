@@ -52,24 +52,29 @@ class unique_fd {
   throw std::system_error(errno, std::generic_category(), what);
 }
 
-// Binds 127.0.0.1:port the way redis does (SO_REUSEADDR, so TIME_WAIT
-// leftovers do not count as taken). Returns the bound port, 0 if taken.
-std::uint16_t try_bind(std::uint16_t port) {
+// A socket bound to 127.0.0.1:port (0: the kernel's choice) and the port it
+// got; an empty socket and port 0 if the port is taken. `reuse`: as redis
+// binds (SO_REUSEADDR, so TIME_WAIT leftovers do not count as taken).
+std::pair<unique_fd, std::uint16_t> bind_loopback(std::uint16_t port, bool reuse) {
   unique_fd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
   if (fd.get() < 0) throw_errno("socket");
   const int one = 1;
-  ::setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  if (reuse) ::setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   addr.sin_port = htons(port);
-  if (::bind(fd.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) return 0;
+  if (::bind(fd.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
+    return {unique_fd(-1), 0};
+  }
   socklen_t len = sizeof addr;
   if (::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
     throw_errno("getsockname");
   }
-  return ntohs(addr.sin_port);
+  return {std::move(fd), ntohs(addr.sin_port)};
 }
+
+std::uint16_t try_bind(std::uint16_t port) { return bind_loopback(port, true).second; }
 
 int ephemeral_low() {
   std::ifstream in("/proc/sys/net/ipv4/ip_local_port_range");
@@ -158,6 +163,23 @@ std::uint16_t find_free_port() {
   }
   if (const auto port = try_bind(0)) return port;  // let the kernel choose
   throw std::runtime_error("find_free_port: no free port on 127.0.0.1");
+}
+
+refusing_port::refusing_port() {
+  // Without SO_REUSEADDR: Linux lets two SO_REUSEADDR sockets bind one port
+  // while neither listens, and a redis-server could then take it.
+  for (int i = 0; i < 200 && port_ == 0; ++i) {
+    auto [fd, port] = bind_loopback(find_free_port(), false);
+    if (port != 0) {
+      fd_ = fd.release();
+      port_ = port;
+    }
+  }
+  if (port_ == 0) throw std::runtime_error("refusing_port: no free port on 127.0.0.1");
+}
+
+refusing_port::~refusing_port() {
+  if (fd_ >= 0) ::close(fd_);
 }
 
 redis_server::redis_server(std::uint16_t port, server_options options)

@@ -21,6 +21,22 @@ namespace redlock::test {
 /// simultaneous open), and the node could not be restarted.
 std::uint16_t find_free_port();
 
+/// A port on 127.0.0.1 that refuses every connection while this object
+/// lives: bound and never listening, so that no other test (running at the
+/// same time) can take it.
+class refusing_port {
+ public:
+  refusing_port();
+  ~refusing_port();
+  refusing_port(const refusing_port&) = delete;
+  refusing_port& operator=(const refusing_port&) = delete;
+  std::uint16_t port() const noexcept { return port_; }
+
+ private:
+  int fd_ = -1;
+  std::uint16_t port_ = 0;
+};
+
 enum class persistence {
   none,          ///< No RDB, no AOF: a restart loses everything.
   aof_everysec,  ///< AOF, fsync once a second.

@@ -267,4 +267,16 @@ TEST_CASE("waiting_up_to: one attempt, a bounded wait, or no limit, woken by rel
   CHECK(paced.retry.base_delay == redlock::retry_policy{}.base_delay);
   CHECK(redlock::effective_max_attempts(paced) == 0);
   CHECK(validate(std::string_view("r"), paced, 0.01) == redlock::error_code{});
+
+  // A bad policy is refused whatever the wait (from review: a wait of 0
+  // replaced it with try_once()).
+  lock_options bad;
+  bad.retry.jitter = 2.0;
+  CHECK(validate(std::string_view("r"), waiting_up_to(bad, 0ms), 0.01) ==
+        errc::invalid_retry_policy);
+  CHECK(validate(std::string_view("r"), waiting_up_to(bad, 1s), 0.01) ==
+        errc::invalid_retry_policy);
+  // Longer than max_duration but not wait_forever: refused, not truncated.
+  CHECK(validate(std::string_view("r"), waiting_up_to({}, redlock::wait_forever - 1ms), 0.01) ==
+        errc::invalid_retry_policy);
 }
