@@ -13,17 +13,17 @@ const lock no_lock;
 
 keeper::keeper(client& owner, lock held, keep_options options) {
   const auto& state = detail::lock_access::state(held);
-  const auto& nodes = owner.nodes_;
+  const auto& core = owner.core_;
   error_code invalid;
   if (!state) {
     invalid = errc::not_a_lock;
-  } else if (state->client != nodes->serial()) {
+  } else if (state->client != core->serial()) {
     invalid = errc::foreign_lock;
   } else {
-    invalid = validate(options, held.ttl(), nodes->config().drift_factor);
+    invalid = validate(options, held.ttl(), core->config().drift_factor);
   }
   if (invalid) throw boost::system::system_error(invalid, "redlock: keeper");
-  op_ = std::make_shared<detail::keep_op>(nodes, std::move(held), options);
+  op_ = std::make_shared<detail::keep_op>(core, std::move(held), options);
   op_->launch();
 }
 
@@ -55,7 +55,7 @@ void keeper::stop() noexcept {
 }
 
 keeper::executor_type keeper::get_executor() const {
-  return op_ ? op_->nodes()->strand().get_inner_executor() : executor_type{};
+  return op_ ? op_->core()->strand().get_inner_executor() : executor_type{};
 }
 
 void keeper::start_wait(detail::completion<error_code> done) { op_->wait_lost(std::move(done)); }
@@ -63,7 +63,7 @@ void keeper::start_wait(detail::completion<error_code> done) { op_->wait_lost(st
 std::shared_ptr<detail::pending_operation> keeper::make_release(
     detail::completion<error_code, std::size_t> done) {
   op_->request_stop();
-  return std::make_shared<detail::release_op>(op_->nodes(), op_->held(), std::move(done));
+  return std::make_shared<detail::release_op>(op_->core(), op_->held(), std::move(done));
 }
 
 }  // namespace redlock

@@ -17,7 +17,7 @@
 namespace redlock {
 
 namespace detail {
-class node_set;
+class client_core;
 }
 class keeper;
 
@@ -287,7 +287,7 @@ class client {
                       detail::completion<error_code, resource_status> done);
 
   executor_type executor_;
-  std::shared_ptr<detail::node_set> nodes_;
+  std::shared_ptr<detail::client_core> core_;
 };
 
 }  // namespace redlock

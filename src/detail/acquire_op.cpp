@@ -42,17 +42,17 @@ acquire_rules rules_of(lock_options options, double drift_factor) {
 
 }  // namespace
 
-acquire_op::acquire_op(std::shared_ptr<node_set> nodes, std::vector<std::string> resources,
+acquire_op::acquire_op(std::shared_ptr<client_core> core, std::vector<std::string> resources,
                        lock_options options, completion<error_code, redlock::lock> done)
-    : operation(std::move(nodes), std::move(done)),
+    : operation(std::move(core), std::move(done)),
       resources_(std::move(resources)),
-      keys_(nodes_->keys_for(resources_, options.reentrant_owner)),
+      keys_(core_->keys_for(resources_, options.reentrant_owner)),
       options_(std::move(options)),
-      fsm_(nodes_->size(), rules_of(options_, nodes_->config().drift_factor), &unit_random),
-      timer_(nodes_->strand()) {}
+      fsm_(core_->size(), rules_of(options_, core_->config().drift_factor), &unit_random),
+      timer_(core_->strand()) {}
 
 void acquire_op::run() {
-  if (auto ec = validate(resources_, options_, nodes_->config().drift_factor)) {
+  if (auto ec = validate(resources_, options_, core_->config().drift_factor)) {
     return finish(ec);
   }
   if (auto ec = validate_fencing()) return finish(ec);
@@ -89,14 +89,14 @@ void acquire_op::execute(acquire_fsm::action next) {
       return undo(std::move(next.undo));
     case kind::pause:
       arm_timer(next.at, next.timer_id);
-      if (auto* watching = nodes_->observer()) watching->on_wait(resource_name());
+      if (auto* watching = core_->observer()) watching->on_wait(resource_name());
       if (next.wait_for_release) {
         wait_for_release();
         // Our own client released the key during the attempt, before we
         // were waiting for its hand-over.
         if (!waiting_at_attempt_) {
           for (std::size_t k = 0; k < keys_.keys.size(); ++k) {
-            if (nodes_->wakeups().released_here_since(keys_.keys[k], releases_here_at_attempt_)) {
+            if (core_->wakeups().released_here_since(keys_.keys[k], releases_here_at_attempt_)) {
               woken_by_ = k;
               return execute(fsm_.on_release_seen(true, clock::now()));
             }
@@ -111,8 +111,8 @@ void acquire_op::execute(acquire_fsm::action next) {
       // We leave the line holding a release nobody else heard of (our own,
       // or one announced once): the next waiter gets it. A set's waiter
       // passed its wake-ups on as they came.
-      if (next.pass_on_wake && keys_.keys.size() == 1 && !nodes_->closed()) {
-        nodes_->wakeups()
+      if (next.pass_on_wake && keys_.keys.size() == 1 && !core_->closed()) {
+        core_->wakeups()
             .pass_on(keys_.keys[woken_by_],
                      next.wake_here ? wake_reason::released_here : wake_reason::announced)
             .start();
@@ -123,11 +123,11 @@ void acquire_op::execute(acquire_fsm::action next) {
 
 void acquire_op::send_attempt(const acquire_fsm::action& next) {
   const auto attempt = fsm_.attempt();
-  releases_here_at_attempt_ = nodes_->wakeups().releases_here();
+  releases_here_at_attempt_ = core_->wakeups().releases_here();
   waiting_at_attempt_ = !waiters_.empty();
   token_ = make_token();
   attempt_start_ = clock::now();
-  if (auto* watching = nodes_->observer(); watching && attempt > 1) {
+  if (auto* watching = core_->observer(); watching && attempt > 1) {
     watching->on_retry(resource_name(), attempt, last_failure_);
   }
   // The keys outlive the validity (and a reentrant hold) by the lock-delay;
@@ -135,8 +135,8 @@ void acquire_op::send_attempt(const acquire_fsm::action& next) {
   const auto command =
       options_.fenced ? fenced_acquire_command(keys_, token_, options_.ttl, options_.lock_delay)
                       : acquire_command(keys_, token_, options_.ttl, options_.lock_delay);
-  nodes_->pool().broadcast(command, [self = shared_from_this(), attempt, sent = attempt_start_](
-                                        std::size_t node, error_code ec, const reply& r) {
+  core_->pool().broadcast(command, [self = shared_from_this(), attempt, sent = attempt_start_](
+                                       std::size_t node, error_code ec, const reply& r) {
     self->on_attempt_reply(attempt, node, sent, ec, r);
   });
   arm_timer(next.at, next.timer_id);
@@ -151,7 +151,7 @@ void acquire_op::on_attempt_reply(std::uint64_t attempt, std::size_t node, clock
     answer.decision = acquire_vote(ec, r);
   }
   report_node(operation_kind::acquire, node, as_outcome(answer.decision), sent);
-  if (!answer.loss_id.empty()) nodes_->fence_loss_seen(nodes_, node, answer.loss_id);
+  if (!answer.loss_id.empty()) core_->fence_loss_seen(core_, node, answer.loss_id);
   if (completed()) {
     if (granted_ && attempt == fsm_.attempt() && answer.decision.what == vote::kind::refused) {
       granted_->held_elsewhere_on(node);
@@ -164,7 +164,7 @@ void acquire_op::on_attempt_reply(std::uint64_t attempt, std::size_t node, clock
 }
 
 error_code acquire_op::validate_fencing() const {
-  const auto& config = nodes_->config();
+  const auto& config = core_->config();
   if (options_.fenced && options_.ttl > config.max_fenced_ttl) return errc::fenced_ttl_too_long;
   // Whether fenced or not: a lock on that key would break every fenced lock.
   for (const auto& key : keys_.keys) {
@@ -176,10 +176,10 @@ error_code acquire_op::validate_fencing() const {
 void acquire_op::write_back(const acquire_fsm::action& next) {
   const auto attempt = fsm_.attempt();
   const auto command = fence_write_back_command(keys_, fsm_.fences(), token_);
-  nodes_->pool().broadcast(command, [self = shared_from_this(), attempt](
-                                        std::size_t node, error_code ec, const reply& r) {
+  core_->pool().broadcast(command, [self = shared_from_this(), attempt](
+                                       std::size_t node, error_code ec, const reply& r) {
     auto answer = write_back_vote(ec, r);
-    if (!answer.loss_id.empty()) self->nodes_->fence_loss_seen(self->nodes_, node, answer.loss_id);
+    if (!answer.loss_id.empty()) self->core_->fence_loss_seen(self->core_, node, answer.loss_id);
     if (self->completed()) return;
     self->execute(self->fsm_.on_written(attempt, node, answer.decision, clock::now()));
   });
@@ -188,7 +188,7 @@ void acquire_op::write_back(const acquire_fsm::action& next) {
 
 void acquire_op::undo(undo_plan plan) {
   auto self = shared_from_this();
-  std::make_shared<undo_op>(nodes_, keys_, token_, options_.lock_delay, std::move(plan),
+  std::make_shared<undo_op>(core_, keys_, token_, options_.lock_delay, std::move(plan),
                             effective_request_timeout(options_),
                             attempt_start_ + options_.ttl + options_.lock_delay,
                             [self] {
@@ -210,14 +210,14 @@ void acquire_op::arm_timer(clock::time_point at, std::uint64_t timer_id) {
 
 void acquire_op::wait_for_release() {
   if (!waiters_.empty()) return;
-  if (ticket_ == 0) ticket_ = nodes_->wakeups().take_ticket();
+  if (ticket_ == 0) ticket_ = core_->wakeups().take_ticket();
   // A release of any of our keys may make the whole set free.
   waiters_.assign(keys_.keys.size(), 0);
   for (std::size_t k = 0; k < keys_.keys.size(); ++k) wait_for_key(k);
 }
 
 void acquire_op::wait_for_key(std::size_t k) {
-  waiters_[k] = nodes_->wakeups().wait(
+  waiters_[k] = core_->wakeups().wait(
       keys_.keys[k], ticket_, [self = shared_from_this(), k](wake_reason why) {
         self->waiters_[k] = 0;  // the hub has let go of it
         if (self->completed()) return;
@@ -226,7 +226,7 @@ void acquire_op::wait_for_key(std::size_t k) {
           // Another key of the set may still be held, so this wake-up may
           // not be ours to use up: the next waiter of this key hears it too
           // (before we take our place again, or it would be us).
-          self->nodes_->wakeups().pass_on(self->keys_.keys[k], why).start();
+          self->core_->wakeups().pass_on(self->keys_.keys[k], why).start();
         }
         // Stay in line across the next attempt, so a release during it is
         // not missed. The other keys' places are kept as they are.
@@ -237,7 +237,7 @@ void acquire_op::wait_for_key(std::size_t k) {
 
 void acquire_op::stop_waiting() {
   for (auto id : std::exchange(waiters_, {})) {
-    if (id != 0) nodes_->wakeups().cancel(id);
+    if (id != 0) core_->wakeups().cancel(id);
   }
 }
 
@@ -262,7 +262,7 @@ void acquire_op::finish(error_code ec) {
       held_elsewhere |= std::uint64_t{1} << i;
     }
   }
-  granted_ = std::make_shared<lock_state>(nodes_->serial(), std::move(resources_), keys_,
+  granted_ = std::make_shared<lock_state>(core_->serial(), std::move(resources_), keys_,
                                           std::move(token_), options_.ttl, options_.request_timeout,
                                           round.validity_deadline(), held_elsewhere, true,
                                           options_.lock_delay);
@@ -270,7 +270,7 @@ void acquire_op::finish(error_code ec) {
   complete({}, lock_access::make(granted_, round.outcomes()));
   if (broken_on_purpose().settle_twice) {
     token_ = granted_->token;
-    undo(undo_plan(nodes_->size(), undo_role::send));  // the same attempt, undone too
+    undo(undo_plan(core_->size(), undo_role::send));  // the same attempt, undone too
   }
 }
 

@@ -19,7 +19,7 @@ namespace redlock::detail {
 class acquire_op final : public operation<acquire_op, error_code, redlock::lock> {
  public:
   /// One resource, or several taken together (all or none on each node).
-  acquire_op(std::shared_ptr<node_set> nodes, std::vector<std::string> resources,
+  acquire_op(std::shared_ptr<client_core> core, std::vector<std::string> resources,
              lock_options options, completion<error_code, redlock::lock> done);
   void abort() override;
 

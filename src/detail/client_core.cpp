@@ -1,4 +1,4 @@
-#include "detail/node_set.hpp"
+#include "detail/client_core.hpp"
 
 #include "detail/logger.hpp"
 #include "detail/random.hpp"
@@ -19,7 +19,7 @@ std::uint64_t next_serial() noexcept {
 
 }  // namespace
 
-node_set::node_set(boost::asio::any_io_executor executor, client_config config)
+client_core::client_core(boost::asio::any_io_executor executor, client_config config)
     : strand_(boost::asio::make_strand(executor)),
       config_(checked(std::move(config))),
       id_(make_token()),
@@ -33,8 +33,8 @@ node_set::node_set(boost::asio::any_io_executor executor, client_config config)
             [this, servers = std::make_shared<server_registry>(config_.nodes.size())](
                 std::size_t i) { return node_settings(i, servers); }) {}
 
-connection_settings node_set::node_settings(std::size_t node,
-                                            const std::shared_ptr<server_registry>& servers) const {
+connection_settings client_core::node_settings(
+    std::size_t node, const std::shared_ptr<server_registry>& servers) const {
   auto settings = settings_of(config_);
   settings.check_topology = true;
   settings.warn_without_aof = config_.warn_without_aof;
@@ -45,13 +45,13 @@ connection_settings node_set::node_settings(std::size_t node,
   return settings;
 }
 
-void node_set::abandon() noexcept {
+void client_core::abandon() noexcept {
   closed_ = true;
   pool_.abandon();
   wakeups_.abandon();
 }
 
-client_config node_set::checked(client_config config) {
+client_config client_core::checked(client_config config) {
   const logger log(config.log);
   for (const auto& warning : validate(config)) log(log_level::warning, warning);
   for (auto& node : config.nodes) {
@@ -66,7 +66,7 @@ client_config node_set::checked(client_config config) {
   return config;
 }
 
-connection_settings node_set::settings_of(const client_config& config) {
+connection_settings client_core::settings_of(const client_config& config) {
   connection_settings settings;
   settings.connect_timeout = config.connect_timeout;
   settings.stall_timeout = config.stall_timeout;
@@ -75,7 +75,7 @@ connection_settings node_set::settings_of(const client_config& config) {
   return settings;
 }
 
-void node_set::start(const std::shared_ptr<node_set>& self) {
+void client_core::start(const std::shared_ptr<client_core>& self) {
   wakeups_.keep_alive_with(self);
   boost::asio::post(strand_, [self] {
     if (self->closed_) return;
@@ -83,7 +83,7 @@ void node_set::start(const std::shared_ptr<node_set>& self) {
   });
 }
 
-void node_set::shutdown() {
+void client_core::shutdown() {
   if (closed_) return;
   closed_ = true;
   // Copy: aborting completes operations, which withdraw themselves.
@@ -95,30 +95,31 @@ void node_set::shutdown() {
   wakeups_.shutdown();
 }
 
-std::chrono::milliseconds node_set::fence_request_timeout() const {
+std::chrono::milliseconds client_core::fence_request_timeout() const {
   lock_options longest;
   longest.ttl = config_.max_fenced_ttl;
   return effective_request_timeout(longest);
 }
 
-void node_set::fence_loss_seen(const std::shared_ptr<node_set>& self, std::size_t node,
-                               std::string_view id) {
+void client_core::fence_loss_seen(const std::shared_ptr<client_core>& self, std::size_t node,
+                                  std::string_view id) {
   if (closed_ || !losses_.seen(node, id, clock::now())) return;
   std::make_shared<reseed_op>(self, node, std::string(id), fence_request_timeout())->run();
 }
 
-void node_set::enroll(registered_operation* op) noexcept { running_.push_front(*op); }
+void client_core::enroll(registered_operation* op) noexcept { running_.push_front(*op); }
 
-void node_set::withdraw(registered_operation* op) noexcept { op->unlink(); }
+void client_core::withdraw(registered_operation* op) noexcept { op->unlink(); }
 
-std::string node_set::key_for(std::string_view resource) const {
+std::string client_core::key_for(std::string_view resource) const {
   std::string key;
   key.reserve(config_.key_prefix.size() + resource.size());
   key.append(config_.key_prefix).append(resource);
   return key;
 }
 
-held_keys node_set::keys_for(const std::vector<std::string>& resources, std::string owner) const {
+held_keys client_core::keys_for(const std::vector<std::string>& resources,
+                                std::string owner) const {
   held_keys held;
   held.keys.reserve(resources.size());
   for (const auto& resource : resources) held.keys.push_back(key_for(resource));

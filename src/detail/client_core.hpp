@@ -23,7 +23,7 @@
 
 namespace redlock::detail {
 
-/// A running operation, as the node set sees it: a link in the node set's
+/// A running operation, as the client core sees it: a link in the core's
 /// list of running operations (intrusive, so enrolling allocates nothing;
 /// auto-unlinking, so one that goes away leaves the list by itself).
 class registered_operation : public boost::intrusive::list_base_hook<
@@ -37,12 +37,12 @@ class registered_operation : public boost::intrusive::list_base_hook<
   ~registered_operation() = default;
 };
 
-class node_set {
+class client_core {
  public:
-  node_set(boost::asio::any_io_executor executor, client_config config);
+  client_core(boost::asio::any_io_executor executor, client_config config);
 
   /// Starts connecting to every node (posted onto the strand).
-  void start(const std::shared_ptr<node_set>& self);
+  void start(const std::shared_ptr<client_core>& self);
   /// Closes every connection and aborts every operation; idempotent.
   void shutdown();
   /// The executor's context is shutting down without having run shutdown():
@@ -65,7 +65,7 @@ class node_set {
   loss_watch& fence_losses() noexcept { return losses_; }
   /// A node answered "lost <id>" to a fenced request: starts its re-seed
   /// once the wait is over.
-  void fence_loss_seen(const std::shared_ptr<node_set>& self, std::size_t node,
+  void fence_loss_seen(const std::shared_ptr<client_core>& self, std::size_t node,
                        std::string_view id);
   void log(log_level level, std::string_view line) const { log_(level, line); }
   std::string key_for(std::string_view resource) const;

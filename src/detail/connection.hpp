@@ -93,7 +93,7 @@ class connection : public std::enable_shared_from_this<connection> {
   /// timeout that bounds it), and their callbacks then get
   /// errc::connection_closed.
   void shutdown();
-  /// Drops every callback without calling it (see node_set::abandon).
+  /// Drops every callback without calling it (see client_core::abandon).
   virtual void abandon() noexcept;
   /// While corked, commands queue without being written; uncork() writes
   /// everything queued in one write. Nests.

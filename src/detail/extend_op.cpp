@@ -26,21 +26,21 @@ round_rules extend_rules(milliseconds ttl, double drift_factor, clock::time_poin
 
 }  // namespace
 
-extend_op::extend_op(std::shared_ptr<node_set> nodes, redlock::lock held, milliseconds ttl,
+extend_op::extend_op(std::shared_ptr<client_core> core, redlock::lock held, milliseconds ttl,
                      completion<error_code, redlock::lock> done)
-    : operation(std::move(nodes), std::move(done)),
+    : operation(std::move(core), std::move(done)),
       held_(std::move(held)),
       ttl_(ttl),
-      timer_(nodes_->strand()) {}
+      timer_(core_->strand()) {}
 
 void extend_op::run() {
   const auto& state = lock_access::state(held_);
   if (!state) return finish(errc::not_a_lock);
-  if (state->client != nodes_->serial()) return finish(errc::foreign_lock);
+  if (state->client != core_->serial()) return finish(errc::foreign_lock);
   if (state->released.load()) return finish(errc::lock_released);
   lock_options options;
   options.ttl = ttl_;
-  if (auto invalid = validate(state->resources, options, nodes_->config().drift_factor)) {
+  if (auto invalid = validate(state->resources, options, core_->config().drift_factor)) {
     return finish(invalid);
   }
   const auto start = clock::now();
@@ -50,13 +50,13 @@ void extend_op::run() {
   const auto deadline = state->validity_known.load() ? state->deadline() : clock::time_point::max();
   if (start >= deadline) return finish(errc::lock_expired);
 
-  round_.emplace(nodes_->size(), extend_rules(ttl_, nodes_->config().drift_factor, deadline));
+  round_.emplace(core_->size(), extend_rules(ttl_, core_->config().drift_factor, deadline));
   round_->start(start);
   auto self = shared_from_this();
   // Validity and quorum (and a reentrant hold's expiry) from ttl_ alone;
   // the keys also keep the lock-delay.
   const auto command = extend_command(state->keys, state->token, ttl_, state->lock_delay);
-  nodes_->pool().broadcast(command, [self, start](std::size_t node, error_code ec, const reply& r) {
+  core_->pool().broadcast(command, [self, start](std::size_t node, error_code ec, const reply& r) {
     const auto v = extend_vote(ec, r);
     self->report_node(operation_kind::extend, node, as_outcome(v), start);
     if (self->completed()) return;

@@ -12,7 +12,7 @@ namespace redlock::detail {
 
 class extend_op final : public operation<extend_op, error_code, redlock::lock> {
  public:
-  extend_op(std::shared_ptr<node_set> nodes, redlock::lock held, milliseconds ttl,
+  extend_op(std::shared_ptr<client_core> core, redlock::lock held, milliseconds ttl,
             completion<error_code, redlock::lock> done);
   void abort() override;
 

@@ -4,11 +4,11 @@
 
 namespace redlock::detail {
 
-keep_op::keep_op(std::shared_ptr<node_set> nodes, redlock::lock held, const keep_options& options)
-    : nodes_(std::move(nodes)),
+keep_op::keep_op(std::shared_ptr<client_core> core, redlock::lock held, const keep_options& options)
+    : core_(std::move(core)),
       held_(std::move(held)),
       on_lost_(options.on_lost),
-      fsm_(keep_rules_of(options, held_.ttl(), nodes_->config().drift_factor, clock::now()),
+      fsm_(keep_rules_of(options, held_.ttl(), core_->config().drift_factor, clock::now()),
            held_.validity_deadline()) {
   lease_->late_reason.store(fsm_.late_reason(), std::memory_order_relaxed);
   published_ = fsm_.signal_at().time_since_epoch().count();
@@ -62,38 +62,37 @@ void keep_op::take_sightings() noexcept {
 }
 
 void keep_op::launch() {
-  boost::asio::post(nodes_->strand(), [self = shared_from_this()] {
+  boost::asio::post(core_->strand(), [self = shared_from_this()] {
     if (self->done_) return;
-    self->nodes_->enroll(self.get());
+    self->core_->enroll(self.get());
     self->enrolled_ = true;
     lock_access::state(self->held_)->watch(self.get());
-    if (self->nodes_->closed()) return self->abort();
+    if (self->core_->closed()) return self->abort();
     self->step();
   });
 }
 
 void keep_op::request_stop() {
   lease_->stopped.store(true);
-  boost::asio::post(nodes_->strand(), [self = shared_from_this()] { self->step(); });
+  boost::asio::post(core_->strand(), [self = shared_from_this()] { self->step(); });
 }
 
 void keep_op::wait_lost(completion<error_code> done) {
-  boost::asio::post(nodes_->strand(),
-                    [self = shared_from_this(), done = std::move(done)]() mutable {
-                      // A signal whose time has passed fires first, so the
-                      // wait gets its reason, never an empty one.
-                      self->step();
-                      if (self->lease_->signalled.load()) return done(self->reason_);
-                      if (self->done_) return done(boost::asio::error::operation_aborted);
-                      self->waiters_.push_back(std::move(done));
-                    });
+  boost::asio::post(core_->strand(), [self = shared_from_this(), done = std::move(done)]() mutable {
+    // A signal whose time has passed fires first, so the
+    // wait gets its reason, never an empty one.
+    self->step();
+    if (self->lease_->signalled.load()) return done(self->reason_);
+    if (self->done_) return done(boost::asio::error::operation_aborted);
+    self->waiters_.push_back(std::move(done));
+  });
 }
 
 void keep_op::on_due(clock::time_point) { step(); }
 
 void keep_op::lock_changed() {
   // Posted: this runs inside the extend or release that found it.
-  boost::asio::post(nodes_->strand(), [self = shared_from_this()] { self->step(); });
+  boost::asio::post(core_->strand(), [self = shared_from_this()] { self->step(); });
 }
 
 void keep_op::abort() {
@@ -123,7 +122,7 @@ void keep_op::step() {
           fsm_.due_seen();
           continue;
         }
-        nodes_->keepers().schedule(*this, action.wake_from, action.wake_at);
+        core_->keepers().schedule(*this, action.wake_from, action.wake_at);
         return;
       case keep_action::kind::signal:
         return signal(action.reason);
@@ -135,7 +134,7 @@ void keep_op::step() {
 
 void keep_op::send_extension(milliseconds ttl) {
   auto extension = std::make_shared<extend_op>(
-      nodes_, held_, ttl, [self = shared_from_this()](error_code ec, const redlock::lock&) {
+      core_, held_, ttl, [self = shared_from_this()](error_code ec, const redlock::lock&) {
         if (!ec && !self->done_) self->extensions_.fetch_add(1, std::memory_order_relaxed);
         self->take_sightings();
         self->fsm_.on_extended(clock::now(), ec, lock_access::state(self->held_)->deadline());
@@ -148,12 +147,12 @@ void keep_op::send_extension(milliseconds ttl) {
 void keep_op::signal(error_code reason) {
   reason_ = reason;
   lease_->signalled.store(true, std::memory_order_release);
-  if (auto* watching = nodes_->observer()) {
+  if (auto* watching = core_->observer()) {
     const auto& state = lock_access::state(held_);
     watching->on_lock_lost(state->resources.empty() ? "" : state->resources.front(), reason);
   }
   if (on_lost_) {
-    boost::asio::post(nodes_->strand().get_inner_executor(),
+    boost::asio::post(core_->strand().get_inner_executor(),
                       [on_lost = std::move(on_lost_), reason] { on_lost(reason); });
   }
   for (auto& waiter : std::exchange(waiters_, {})) waiter(reason);
@@ -170,8 +169,8 @@ void keep_op::finish() {
   // reader has already been told otherwise.
   if (!lease_->signalled.load()) publish_signal_time(clock::time_point::max(), errc::lock_expiring);
   lock_access::state(held_)->unwatch(this);
-  nodes_->keepers().unschedule(*this);
-  if (std::exchange(enrolled_, false)) nodes_->withdraw(this);
+  core_->keepers().unschedule(*this);
+  if (std::exchange(enrolled_, false)) core_->withdraw(this);
   for (auto& waiter : std::exchange(waiters_, {})) waiter(boost::asio::error::operation_aborted);
 }
 

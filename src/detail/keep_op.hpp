@@ -5,7 +5,7 @@
 #include "detail/keep_fsm.hpp"
 #include "detail/keep_schedule.hpp"
 #include "detail/lock_state.hpp"
-#include "detail/node_set.hpp"
+#include "detail/client_core.hpp"
 
 #include <redlock/detail/completion.hpp>
 #include <redlock/lease_token.hpp>
@@ -46,7 +46,7 @@ class keep_op final : public registered_operation,
                       public std::enable_shared_from_this<keep_op> {
  public:
   /// `held` and `options` are valid (checked by the keeper).
-  keep_op(std::shared_ptr<node_set> nodes, redlock::lock held, const keep_options& options);
+  keep_op(std::shared_ptr<client_core> core, redlock::lock held, const keep_options& options);
   keep_op(const keep_op&) = delete;
   keep_op& operator=(const keep_op&) = delete;
 
@@ -70,7 +70,7 @@ class keep_op final : public registered_operation,
   std::shared_ptr<const lease_state> lease() const noexcept { return lease_; }
   std::stop_token stop_token() const noexcept { return stop_source_.get_token(); }
   unsigned extensions() const noexcept { return extensions_.load(std::memory_order_relaxed); }
-  const std::shared_ptr<node_set>& nodes() const noexcept { return nodes_; }
+  const std::shared_ptr<client_core>& core() const noexcept { return core_; }
 
   void abort() override;
   void on_due(clock::time_point now) override;
@@ -86,7 +86,7 @@ class keep_op final : public registered_operation,
   bool publish_signal_time(clock::time_point at, errc reason) noexcept;
   void take_sightings() noexcept;
 
-  std::shared_ptr<node_set> nodes_;
+  std::shared_ptr<client_core> core_;
   redlock::lock held_;
   std::function<void(error_code)> on_lost_;
   keep_fsm fsm_;

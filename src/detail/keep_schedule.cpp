@@ -1,14 +1,14 @@
 #include "detail/keep_schedule.hpp"
 
-#include "detail/node_set.hpp"
+#include "detail/client_core.hpp"
 
 #include <algorithm>
 #include <vector>
 
 namespace redlock::detail {
 
-keep_schedule::keep_schedule(strand_type strand, node_set& nodes)
-    : timer_(std::move(strand)), nodes_(nodes) {}
+keep_schedule::keep_schedule(strand_type strand, client_core& core)
+    : timer_(std::move(strand)), core_(core) {}
 
 void keep_schedule::schedule(scheduled_keeper& keeper, clock::time_point from,
                              clock::time_point at) {
@@ -70,7 +70,7 @@ void keep_schedule::fire() {
   }
   {
     // Keepers may schedule themselves again (or others leave) meanwhile.
-    const corked batch(nodes_.pool());
+    const corked batch(core_.pool());
     for (auto* keeper : due) keeper->on_due(now);
   }
   if (!waiting_.empty() && waiting_.begin()->first < armed_for_) arm(waiting_.begin()->first);

@@ -13,7 +13,7 @@
 
 namespace redlock::detail {
 
-class node_set;
+class client_core;
 
 /// A keeper, as the schedule sees it.
 class scheduled_keeper {
@@ -35,7 +35,7 @@ class scheduled_keeper {
 
 class keep_schedule {
  public:
-  keep_schedule(strand_type strand, node_set& nodes);
+  keep_schedule(strand_type strand, client_core& core);
 
   /// Wakes `keeper` once at a time in [from, at] (moving it if it was
   /// scheduled); `from` <= `at`.
@@ -52,7 +52,7 @@ class keep_schedule {
   void fire();
 
   timer timer_;
-  node_set& nodes_;
+  client_core& core_;
   std::multimap<clock::time_point, scheduled_keeper*> waiting_;  ///< By latest wake time.
   clock::duration longest_window_{};
   clock::time_point armed_for_ = clock::time_point::max();

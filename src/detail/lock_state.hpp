@@ -45,7 +45,7 @@ struct lock_state {
         deadline_ns(deadline.time_since_epoch().count()),
         validity_known(validity_known) {}
 
-  const std::uint64_t client;                ///< node_set::serial() of the client that acquired it.
+  const std::uint64_t client;                ///< client_core::serial() of the client that acquired it.
   const std::vector<std::string> resources;  ///< Never empty.
   const held_keys keys;  ///< What it holds on each node (the owner for a reentrant lock).
   const std::string token;

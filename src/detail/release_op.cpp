@@ -7,17 +7,17 @@
 
 namespace redlock::detail {
 
-release_op::release_op(std::shared_ptr<node_set> nodes, redlock::lock held,
+release_op::release_op(std::shared_ptr<client_core> core, redlock::lock held,
                        completion<error_code, std::size_t> done)
-    : operation(std::move(nodes), std::move(done)),
+    : operation(std::move(core), std::move(done)),
       held_(std::move(held)),
-      timer_(nodes_->strand()),
-      tally_(nodes_->size()) {}
+      timer_(core_->strand()),
+      tally_(core_->size()) {}
 
 void release_op::run() {
   const auto& state = lock_access::state(held_);
   if (!state) return finish(errc::not_a_lock);
-  if (state->client != nodes_->serial()) return finish(errc::foreign_lock);
+  if (state->client != core_->serial()) return finish(errc::foreign_lock);
   // A second release of the same acquisition (through any copy) does
   // nothing: the first one's deletes are queued, and nobody is woken twice.
   if (!state->begin_release()) return finish({});
@@ -25,7 +25,7 @@ void release_op::run() {
   const auto& keys = state->keys;
   // One copy of the command for every node, kept for resends too.
   const auto command = std::make_shared<const std::string>(
-      release_command(keys, state->token, nodes_->id(), state->lock_delay));
+      release_command(keys, state->token, core_->id(), state->lock_delay));
   const auto now = clock::now();
   // The key lives at most this long: past it, a delete has nothing to do.
   const auto retry_until = std::max(now, state->deadline()) + state->key_ttl(held_.ttl());
@@ -34,15 +34,15 @@ void release_op::run() {
     // This client's waiters need not wait for the announcement: an attempt
     // sent now follows the delete on every connection. Corked, the delete
     // and that attempt leave in one write per node.
-    const corked batch(nodes_->pool());
-    nodes_->pool().broadcast(
+    const corked batch(core_->pool());
+    core_->pool().broadcast(
         command, retry_until, [self, now](std::size_t node, error_code ec, const reply& r) {
           const auto answer = delete_outcome(ec, r);
           self->report_node(operation_kind::release, node, as_outcome(answer, ec), now);
           self->on_reply(answer);
         });
     // The hand-over: the first waiter of each key starts its attempt now.
-    for (const auto& key : keys.keys) nodes_->wakeups().released_here(key).start();
+    for (const auto& key : keys.keys) core_->wakeups().released_here(key).start();
   }
   timer_.expires_after(state->request_timeout_for(held_.ttl()));
   timer_.async_wait([self](error_code ec) {

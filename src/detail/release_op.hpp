@@ -12,7 +12,7 @@ namespace redlock::detail {
 
 class release_op final : public operation<release_op, error_code, std::size_t> {
  public:
-  release_op(std::shared_ptr<node_set> nodes, redlock::lock held,
+  release_op(std::shared_ptr<client_core> core, redlock::lock held,
              completion<error_code, std::size_t> done);
   void abort() override;
 

@@ -6,15 +6,15 @@
 
 namespace redlock::detail {
 
-reseed_op::reseed_op(std::shared_ptr<node_set> nodes, std::size_t node, std::string loss_id,
+reseed_op::reseed_op(std::shared_ptr<client_core> core, std::size_t node, std::string loss_id,
                      clock::duration timeout)
-    : nodes_(std::move(nodes)),
+    : core_(std::move(core)),
       node_(node),
       loss_id_(std::move(loss_id)),
       timeout_(timeout),
-      timer_(nodes_->strand()),
-      first_(nodes_->size()),
-      again_(nodes_->size()) {}
+      timer_(core_->strand()),
+      first_(core_->size()),
+      again_(core_->size()) {}
 
 void reseed_op::run() { read(first_); }
 
@@ -26,7 +26,7 @@ void reseed_op::read(std::vector<fence_reading>& into) {
   const auto wanted = [this, again = &into == &again_](std::size_t i) {
     return i != node_ && !(again && first_[i].valid);
   };
-  waiting_ = nodes_->pool().broadcast(
+  waiting_ = core_->pool().broadcast(
       command,
       [self, round = round_, &into](std::size_t node, error_code ec, const reply& r) {
         if (round != self->round_) return;
@@ -50,11 +50,11 @@ void reseed_op::read_done() {
     if (i != node_) others.push_back(first_[i]);
   }
   if (!confirming_) {
-    floor_ = reseed_floor(others, nodes_->size());
+    floor_ = reseed_floor(others, core_->size());
     if (!floor_) {
       return finish("not re-seeded yet: too few other nodes answered with valid fencing state");
     }
-    if (needs_confirmation(others, nodes_->size())) {
+    if (needs_confirmation(others, core_->size())) {
       confirming_ = true;
       return read(again_);
     }
@@ -71,7 +71,7 @@ void reseed_op::read_done() {
 
 void reseed_op::write() {
   auto self = shared_from_this();
-  nodes_->pool().node(node_).send(
+  core_->pool().node(node_).send(
       fence_reseed_command(loss_id_, *floor_),
       [self, floor = *floor_](error_code ec, const reply& r) {
         if (!ec && r.type == reply::kind::integer && r.integer == 1) {
@@ -85,9 +85,9 @@ void reseed_op::write() {
 void reseed_op::finish(std::string_view outcome) {
   if (finished_) return;
   finished_ = true;
-  nodes_->log(log_level::info, fmt::format("node {}: fencing state lost; {}",
-                                           nodes_->pool().node(node_).endpoint(), outcome));
-  nodes_->fence_losses().ended(node_, loss_id_);
+  core_->log(log_level::info, fmt::format("node {}: fencing state lost; {}",
+                                          core_->pool().node(node_).endpoint(), outcome));
+  core_->fence_losses().ended(node_, loss_id_);
 }
 
 }  // namespace redlock::detail

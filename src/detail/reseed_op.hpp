@@ -7,7 +7,7 @@
 #pragma once
 
 #include "detail/fence_recovery.hpp"
-#include "detail/node_set.hpp"
+#include "detail/client_core.hpp"
 #include "detail/timer.hpp"
 
 #include <memory>
@@ -19,7 +19,7 @@ namespace redlock::detail {
 
 class reseed_op : public std::enable_shared_from_this<reseed_op> {
  public:
-  reseed_op(std::shared_ptr<node_set> nodes, std::size_t node, std::string loss_id,
+  reseed_op(std::shared_ptr<client_core> core, std::size_t node, std::string loss_id,
             clock::duration timeout);
   void run();
 
@@ -31,7 +31,7 @@ class reseed_op : public std::enable_shared_from_this<reseed_op> {
   void write();
   void finish(std::string_view outcome);
 
-  std::shared_ptr<node_set> nodes_;
+  std::shared_ptr<client_core> core_;
   std::size_t node_;
   std::string loss_id_;
   clock::duration timeout_;

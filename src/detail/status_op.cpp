@@ -6,9 +6,9 @@
 
 namespace redlock::detail {
 
-status_op::status_op(std::shared_ptr<node_set> nodes, std::string resource, milliseconds timeout,
+status_op::status_op(std::shared_ptr<client_core> core, std::string resource, milliseconds timeout,
                      completion<error_code, resource_status> done)
-    : operation(std::move(nodes), std::move(done)), timeout_(timeout), timer_(nodes_->strand()) {
+    : operation(std::move(core), std::move(done)), timeout_(timeout), timer_(core_->strand()) {
   status_.resource = std::move(resource);
 }
 
@@ -21,12 +21,12 @@ void status_op::run() {
     complete(errc::invalid_request_timeout, std::move(status_));
     return;
   }
-  status_.nodes.assign(nodes_->size(), node_status{});
+  status_.nodes.assign(core_->size(), node_status{});
   for (auto& node : status_.nodes) node.error = errc::node_timeout;
-  outstanding_ = nodes_->size();
-  const auto command = status_command(nodes_->key_for(status_.resource));
+  outstanding_ = core_->size();
+  const auto command = status_command(core_->key_for(status_.resource));
   auto self = shared_from_this();
-  nodes_->pool().broadcast(command, [self](std::size_t node, error_code ec, const reply& r) {
+  core_->pool().broadcast(command, [self](std::size_t node, error_code ec, const reply& r) {
     self->on_answer(node, read_node_status(ec, r));
   });
   timer_.expires_after(timeout_);
@@ -48,7 +48,7 @@ void status_op::abort() { complete(boost::asio::error::operation_aborted, {}); }
 void status_op::finish() {
   if (completed()) return;
   timer_.cancel();
-  const auto quorum = quorum_of(nodes_->size());
+  const auto quorum = quorum_of(core_->size());
   summarize(status_, quorum);
   const error_code ec =
       status_.answered < quorum ? make_error_code(errc::quorum_unreachable) : error_code{};

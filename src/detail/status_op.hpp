@@ -13,7 +13,7 @@ namespace redlock::detail {
 
 class status_op final : public operation<status_op, error_code, resource_status> {
  public:
-  status_op(std::shared_ptr<node_set> nodes, std::string resource, milliseconds timeout,
+  status_op(std::shared_ptr<client_core> core, std::string resource, milliseconds timeout,
             completion<error_code, resource_status> done);
   void abort() override;
 

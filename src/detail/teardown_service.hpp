@@ -12,7 +12,7 @@
 
 namespace redlock::detail {
 
-class node_set;
+class client_core;
 
 class teardown_service final : public boost::asio::execution_context::service {
  public:
@@ -20,14 +20,14 @@ class teardown_service final : public boost::asio::execution_context::service {
 
   explicit teardown_service(boost::asio::execution_context& context);
 
-  /// `nodes` is abandoned if the context shuts down while it still exists.
-  void watch(const std::shared_ptr<node_set>& nodes);
+  /// `core` is abandoned if the context shuts down while it still exists.
+  void watch(const std::shared_ptr<client_core>& core);
 
  private:
   void shutdown() override;
 
   std::mutex mutex_;
-  std::vector<std::weak_ptr<node_set>> watched_;
+  std::vector<std::weak_ptr<client_core>> watched_;
 };
 
 }  // namespace redlock::detail

@@ -19,17 +19,17 @@ std::string_view announcement(const held_keys& keys) {
 
 }  // namespace
 
-undo_op::undo_op(std::shared_ptr<node_set> nodes, const held_keys& keys, std::string_view token,
+undo_op::undo_op(std::shared_ptr<client_core> core, const held_keys& keys, std::string_view token,
                  std::chrono::milliseconds lock_delay, undo_plan plan, clock::duration timeout,
                  clock::time_point retry_until, unique_function<void()> done)
-    : nodes_(std::move(nodes)),
+    : core_(std::move(core)),
       command_(std::make_shared<const std::string>(
           release_command(keys, token, announcement(keys), lock_delay))),
       plan_(std::move(plan)),
       timeout_(timeout),
       retry_until_(retry_until),
       done_(std::move(done)),
-      timer_(nodes_->strand()) {}
+      timer_(core_->strand()) {}
 
 void undo_op::run() {
   auto self = shared_from_this();
@@ -37,13 +37,13 @@ void undo_op::run() {
       static_cast<std::size_t>(std::count(plan_.begin(), plan_.end(), undo_role::send_and_await));
   // Retried across reconnects: the delete must follow its SET wherever
   // that may have landed, even if the connection the SET went out on died.
-  nodes_->pool().broadcast(
+  core_->pool().broadcast(
       command_, retry_until_,
       [self](std::size_t node, error_code, const reply&) { self->on_reply(node); },
       [this](std::size_t node) { return plan_[node] != undo_role::skip; });
   if (awaited_ == 0) {
     // Nothing to wait for; still call back from a handler, not from here.
-    boost::asio::post(nodes_->strand(), [self] { self->finish(); });
+    boost::asio::post(core_->strand(), [self] { self->finish(); });
     return;
   }
   timer_.expires_after(timeout_);

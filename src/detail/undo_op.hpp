@@ -5,7 +5,7 @@
 #pragma once
 
 #include "detail/acquire_fsm.hpp"
-#include "detail/node_set.hpp"
+#include "detail/client_core.hpp"
 
 #include <redlock/detail/unique_function.hpp>
 
@@ -20,7 +20,7 @@ class undo_op final : public std::enable_shared_from_this<undo_op> {
   /// `retry_until`: after it the SET has expired anyway, so a delete that
   /// could not be delivered (node down, connection dropped) is retried on
   /// the node's next connection only until then.
-  undo_op(std::shared_ptr<node_set> nodes, const held_keys& keys, std::string_view token,
+  undo_op(std::shared_ptr<client_core> core, const held_keys& keys, std::string_view token,
           std::chrono::milliseconds lock_delay, undo_plan plan, clock::duration timeout,
           clock::time_point retry_until, unique_function<void()> done);
   void run();
@@ -29,7 +29,7 @@ class undo_op final : public std::enable_shared_from_this<undo_op> {
   void on_reply(std::size_t node);
   void finish();
 
-  std::shared_ptr<node_set> nodes_;
+  std::shared_ptr<client_core> core_;
   std::shared_ptr<const std::string> command_;  ///< Shared by every node's connection.
   undo_plan plan_;
   clock::duration timeout_;
