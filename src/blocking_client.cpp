@@ -98,10 +98,25 @@ lock blocking_client::acquire_all(std::vector<std::string> resources, const lock
 scoped_lock blocking_client::acquire_all_scoped(std::vector<std::string> resources,
                                                 const lock_options& options,
                                                 const keep_options& keep) {
-  throw_if(validate(keep, options.ttl, async_client().config().drift_factor),
-           "redlock: acquire_all_scoped");
-  auto held = acquire_all(std::move(resources), options);
-  return scoped_lock(runner_, keeper(async_client(), std::move(held), keep));
+  lock attempt;
+  error_code ec;
+  auto scope = acquire_kept(std::move(resources), options, keep, attempt, ec);
+  throw_if(ec, "redlock: acquire_all_scoped", attempt, async_client());
+  return scope;
+}
+
+scoped_lock blocking_client::acquire_kept(std::vector<std::string> resources,
+                                          const lock_options& options, const keep_options& keep,
+                                          lock& attempt, error_code& ec) {
+  auto done = async_acquire_kept(async_client(), std::move(resources), options, keep,
+                                 boost::asio::use_future([](error_code e, lock tried, keeper kept) {
+                                   return std::make_tuple(e, std::move(tried), std::move(kept));
+                                 }));
+  auto [error, tried, kept] = done.get();
+  ec = error;
+  attempt = std::move(tried);
+  if (ec) return {};
+  return scoped_lock(runner_, std::move(kept));
 }
 
 std::optional<lock> blocking_client::try_acquire(std::string resource,
@@ -122,12 +137,13 @@ std::optional<scoped_lock> blocking_client::try_acquire_scoped_within(std::strin
                                                                       milliseconds wait,
                                                                       lock_options options,
                                                                       const keep_options& keep) {
-  // Checked first: a bad keep option must not leave a lock behind.
-  throw_if(validate(keep, options.ttl, async_client().config().drift_factor),
-           "redlock: try_acquire_scoped_for");
-  auto held = try_acquire_within(std::move(resource), wait, std::move(options));
-  if (!held) return std::nullopt;
-  return scoped_lock(runner_, keeper(async_client(), std::move(*held), keep));
+  lock attempt;
+  error_code ec;
+  auto scope = acquire_kept({std::move(resource)}, waiting_up_to(std::move(options), wait), keep,
+                            attempt, ec);
+  if (ec == errc::not_acquired) return std::nullopt;
+  throw_if(ec, "redlock: try_acquire_scoped_for", attempt, async_client());
+  return scope;
 }
 
 std::size_t blocking_client::release(const lock& held, error_code& ec) {
@@ -172,11 +188,11 @@ resource_status blocking_client::status(std::string resource, milliseconds timeo
 
 scoped_lock blocking_client::acquire_scoped(std::string resource, const lock_options& options,
                                             const keep_options& keep) {
-  // Checked first: a bad keep option must not leave a lock behind.
-  throw_if(validate(keep, options.ttl, async_client().config().drift_factor),
-           "redlock: acquire_scoped");
-  auto held = acquire(std::move(resource), options);
-  return scoped_lock(runner_, keeper(async_client(), std::move(held), keep));
+  lock attempt;
+  error_code ec;
+  auto scope = acquire_kept({std::move(resource)}, options, keep, attempt, ec);
+  throw_if(ec, "redlock: acquire_scoped", attempt, async_client());
+  return scope;
 }
 
 void blocking_client::finish_exclusive(scoped_lock& scope) {

@@ -139,26 +139,27 @@ class campaign : public std::enable_shared_from_this<campaign> {
     attempt_stop_ = std::stop_source{};
     auto options = options_.lock;
     options.stop = attempt_stop_.get_token();
-    owner_.async_acquire(
-        resource_, std::move(options),
-        boost::asio::bind_executor(strand_, [self = shared_from_this()](error_code ec, lock held) {
-          self->on_acquired(ec, std::move(held));
-        }));
+    async_acquire_kept(
+        owner_, {resource_}, std::move(options), options_.keep,
+        boost::asio::bind_executor(
+            strand_, [self = shared_from_this()](error_code ec, lock held, keeper kept) {
+              self->on_acquired(ec, std::move(held), std::move(kept));
+            }));
   }
 
-  void on_acquired(error_code ec, lock held) {
+  void on_acquired(error_code ec, lock held, keeper kept) {
     if (stopping_) {
       if (ec) return finish({});
       // Won just as the step-down began: give it back.
       phase_ = phase::releasing;
-      set_kept(keeper(owner_, std::move(held), options_.keep));
+      set_kept(std::move(kept));
       return release_term();
     }
     if (ec == boost::asio::error::operation_aborted) return stop_campaign();  // the client closed
     // Too few nodes answered, or an error: try again after a pause.
     if (ec) return pause_then_attempt();
     phase_ = phase::leading;
-    set_kept(keeper(owner_, held, options_.keep));
+    set_kept(std::move(kept));
     term_ = std::stop_source{};
     const unsigned term = terms.fetch_add(1) + 1;
     leading.store(true);

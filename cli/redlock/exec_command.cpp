@@ -80,8 +80,11 @@ class exec_run {
     if (session_.options().verbose) {
       session_.say(fmt::format("acquiring {}", arguments_.resource));
     }
-    session_.client().async_acquire(arguments_.resource, options,
-                                    [this](error_code ec, lock held) { acquired(ec, held); });
+    keep_options keep = keep_options_for_command();
+    keep.on_lost = [this](error_code reason) { lost(reason); };
+    async_acquire_kept(
+        session_.client(), {arguments_.resource}, options, std::move(keep),
+        [this](error_code ec, lock held, keeper kept) { acquired(ec, held, std::move(kept)); });
     notices_.start();
     try {
       session_.io().run();
@@ -118,14 +121,15 @@ class exec_run {
     }
   }
 
-  void acquired(error_code ec, lock held) {
+  void acquired(error_code ec, const lock& held, keeper kept) {
     notices_.stop();
     if (interrupted_by_) {
       session_.say(fmt::format("interrupted by signal {} before acquiring {}", interrupted_by_,
                                arguments_.resource));
       if (!ec) {
         // Acquired as the signal arrived: CMD never runs.
-        return release_without_running(std::move(held), signalled(interrupted_by_));
+        keeper_ = std::move(kept);
+        return release(signalled(interrupted_by_));
       }
       return end(signalled(interrupted_by_));
     }
@@ -144,7 +148,8 @@ class exec_run {
                       describe(ec, held, session_.client().config().nodes, session_.answers())));
       return end(exit_status_for(ec));
     }
-    start_command(std::move(held));
+    keeper_ = std::move(kept);
+    start_command(held);
   }
 
   /// The signal comes early enough for SIGTERM, the grace and SIGKILL to
@@ -157,10 +162,7 @@ class exec_run {
     return keep;
   }
 
-  void start_command(lock held) {
-    keep_options keep = keep_options_for_command();
-    keep.on_lost = [this](error_code reason) { lost(reason); };
-    keeper_ = keeper(session_.client(), held, std::move(keep));
+  void start_command(const lock& held) {
     const auto validity = held.remaining_validity();
     if (keeper_.lost() || validity.count() <= 0) {
       // Already past its lost-lock point (a TTL too short for the nodes'
@@ -275,11 +277,6 @@ class exec_run {
   void release(int status) {
     if (watchdog_) watchdog_->disarm();
     keeper_.async_release([this, status](error_code ec, std::size_t) { released(ec, status); });
-  }
-
-  void release_without_running(lock held, int status) {
-    session_.client().async_release(
-        held, [this, status](error_code ec, std::size_t) { released(ec, status); });
   }
 
   void released(error_code ec, int status) {

@@ -254,6 +254,10 @@ class blocking_client {
   }
   /// Releases after run_exclusive's fn returned; throws as it says.
   static void finish_exclusive(scoped_lock& scope);
+  /// async_acquire_kept, waited for: the kept lock; or, with `ec` set, an
+  /// empty one, and `attempt` is the failed acquire.
+  scoped_lock acquire_kept(std::vector<std::string> resources, const lock_options& options,
+                           const keep_options& keep, lock& attempt, error_code& ec);
   std::optional<lock> try_acquire_within(std::string resource, milliseconds wait,
                                          lock_options options);
   std::optional<scoped_lock> try_acquire_scoped_within(std::string resource, milliseconds wait,

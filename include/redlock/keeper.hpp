@@ -11,6 +11,8 @@
 #include <cstddef>
 #include <memory>
 #include <stop_token>
+#include <string>
+#include <vector>
 
 namespace redlock {
 
@@ -132,6 +134,33 @@ class keeper {
 
   std::shared_ptr<detail::keep_op> op_;
 };
+
+/// Acquires `resources` (one, or several taken together as
+/// client::async_acquire_all does) and starts keeping the lock: the kept
+/// lock every recipe is built on (run_exclusive, the blocking client's
+/// scoped locks, leader_election, periodic_job's runs, `redlock exec`), the
+/// way etcd's recipes share one session. `keep` is checked against
+/// options.ttl before anything is acquired.
+///
+/// Handler signature: `void(redlock::error_code, redlock::lock attempt,
+/// redlock::keeper kept)`. On success `kept` keeps `attempt`; on failure
+/// `kept` is empty and `attempt` is the acquire's failed lock (its nodes()
+/// tell each node's outcome, see describe_failure()).
+///
+/// Completion condition: the acquire completed (and, on success, the
+/// keeping started), or `keep` was refused.
+///
+/// Error codes: errc::invalid_keep_options (nothing acquired); otherwise
+/// those of client::async_acquire_all.
+///
+/// Per-operation cancellation: options.stop, and with Boost >= 1.77 the
+/// handler's cancellation slot, cancel the acquire as for
+/// client::async_acquire; once kept, stop or release the keeper instead.
+///
+/// The handler is never invoked from inside this function.
+template <class CompletionToken>
+auto async_acquire_kept(client& owner, std::vector<std::string> resources, lock_options options,
+                        keep_options keep, CompletionToken&& token);
 
 }  // namespace redlock
 

@@ -8,7 +8,6 @@
 #include <redlock/keeper.hpp>
 
 #include <boost/asio/awaitable.hpp>
-#include <boost/asio/post.hpp>
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/system/system_error.hpp>
@@ -20,6 +19,7 @@
 #include <string>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 namespace redlock {
 
@@ -32,13 +32,12 @@ template <class Work>
 struct exclusive_run {
   client& owner;
   Work work;
-  keep_options keep;
   completion<error_code> handler;
   keeper kept{};
   std::atomic<bool> work_over{false};
 
-  exclusive_run(client& c, Work w, keep_options k, completion<error_code> h)
-      : owner(c), work(std::move(w)), keep(std::move(k)), handler(std::move(h)) {}
+  exclusive_run(client& c, Work w, completion<error_code> h)
+      : owner(c), work(std::move(w)), handler(std::move(h)) {}
 
   /// What the work gets as `done`: ends the work once, and if the work
   /// drops it without calling it, ends it as operation_aborted, so the lock
@@ -58,20 +57,15 @@ struct exclusive_run {
     }
   };
 
-  static void start(std::shared_ptr<exclusive_run> run, std::string resource,
-                    lock_options options) {
-    if (auto invalid = validate(run->keep, options.ttl, run->owner.config().drift_factor)) {
-      // Never from inside the initiating function.
-      return boost::asio::post(run->owner.get_executor(),
-                               [run, invalid] { run->handler(invalid); });
-    }
+  static void start(std::shared_ptr<exclusive_run> run, std::string resource, lock_options options,
+                    keep_options keep) {
     auto& owner = run->owner;
-    owner.async_acquire(std::move(resource), std::move(options),
-                        [run = std::move(run)](error_code ec, lock held) mutable {
-                          if (ec) return run->handler(ec);
-                          run->kept = keeper(run->owner, std::move(held), std::move(run->keep));
-                          run->begin_work(run);
-                        });
+    async_acquire_kept(owner, {std::move(resource)}, std::move(options), std::move(keep),
+                       [run = std::move(run)](error_code ec, lock, keeper kept) mutable {
+                         if (ec) return run->handler(ec);
+                         run->kept = std::move(kept);
+                         run->begin_work(run);
+                       });
   }
 
   void begin_work(const std::shared_ptr<exclusive_run>& self) {
@@ -149,9 +143,10 @@ auto async_run_exclusive(client& owner, std::string resource, lock_options optio
       [&owner](auto handler, std::string resource, lock_options options, keep_options keep,
                Work work) {
         auto run = std::make_shared<detail::exclusive_run<Work>>(
-            owner, std::move(work), std::move(keep),
+            owner, std::move(work),
             detail::make_completion<error_code>(std::move(handler), owner.get_executor()));
-        detail::exclusive_run<Work>::start(std::move(run), std::move(resource), std::move(options));
+        detail::exclusive_run<Work>::start(std::move(run), std::move(resource), std::move(options),
+                                           std::move(keep));
       },
       token, std::move(resource), std::move(options), std::move(keep), std::move(work));
 }
@@ -178,12 +173,16 @@ auto run_exclusive(client& owner, std::string resource, lock_options options, ke
                    Work work)
     -> boost::asio::awaitable<typename std::invoke_result_t<Work&, keeper&>::value_type> {
   using result_type = typename std::invoke_result_t<Work&, keeper&>::value_type;
-  if (auto invalid = validate(keep, options.ttl, owner.config().drift_factor)) {
-    throw boost::system::system_error(invalid, "redlock: run_exclusive");
-  }
-  auto held = co_await owner.async_acquire(std::move(resource), std::move(options),
-                                           boost::asio::use_awaitable);
-  keeper kept(owner, std::move(held), std::move(keep));
+  error_code failed;
+  // Made here: GCC 12 cannot keep an initializer list's array in a
+  // coroutine frame ("array used as initializer").
+  std::vector<std::string> resources;
+  resources.push_back(std::move(resource));
+  auto acquired =
+      co_await async_acquire_kept(owner, std::move(resources), std::move(options), std::move(keep),
+                                  boost::asio::redirect_error(boost::asio::use_awaitable, failed));
+  if (failed) throw boost::system::system_error(failed, "redlock: run_exclusive");
+  keeper& kept = std::get<1>(acquired);
   detail::release_on_exit guard{kept};
   std::exception_ptr failure;
   std::optional<std::conditional_t<std::is_void_v<result_type>, bool, result_type>> result;

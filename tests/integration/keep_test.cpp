@@ -7,6 +7,8 @@
 #include <optional>
 #include <stop_token>
 #include <thread>
+#include <tuple>
+#include <vector>
 
 using namespace redlock::itest;
 using redlock::errc;
@@ -404,7 +406,8 @@ TEST_CASE("async_wait_lost never completes with an empty reason", "[integration]
     while (!kept.lost()) std::this_thread::sleep_for(1ms);
     kept.async_wait_lost([&](error_code ec) { reason = ec; });
   });
-  run_until(e.io, [&] { return reason.has_value(); }, 5s);
+  run_until(
+      e.io, [&] { return reason.has_value(); }, 5s);
   CHECK(*reason == errc::lock_expiring);
   CHECK(kept.lost_reason() == errc::lock_expiring);
   CHECK(kept.stop_token().get_stop_token().stop_requested());
@@ -443,7 +446,8 @@ TEST_CASE("once lost() has said true, a late extension does not take it back",
   keeper kept(locks, got.held);
   kept.async_wait_lost([signal_record](error_code ec) { *signal_record = ec; });
   stall->target = &kept;
-  run_until(e.io, [&] { return signal_record->has_value(); }, 5s);
+  run_until(
+      e.io, [&] { return signal_record->has_value(); }, 5s);
   CHECK(stall->stalled);
   CHECK(**signal_record == errc::lock_expiring);
   CHECK(kept.lost());
@@ -468,7 +472,8 @@ TEST_CASE("an extension TTL longer than the lock's is kept, not signalled at onc
   keep_options options;
   options.ttl = 30s;
   keeper kept(locks, got.held, options);
-  run_until(e.io, [&] { return kept.extensions() >= 1 || kept.lost(); }, 5s);
+  run_until(
+      e.io, [&] { return kept.extensions() >= 1 || kept.lost(); }, 5s);
   CHECK_FALSE(kept.lost());
   CHECK(kept.extensions() == 1);
   CHECK(kept.held().remaining_validity() > 20s);
@@ -502,7 +507,8 @@ TEST_CASE("the signal's reason is the one lost_reason() gave before it was deliv
     while (!kept.lost()) std::this_thread::sleep_for(1ms);
     told = kept.lost_reason();
   });
-  run_until(e.io, [&] { return signal->reason.has_value(); }, 5s);
+  run_until(
+      e.io, [&] { return signal->reason.has_value(); }, 5s);
   CHECK(told == errc::lock_expiring);
   CHECK(*signal->reason == told);
   CHECK(kept.lost_reason() == told);
@@ -527,4 +533,79 @@ TEST_CASE("a lease token outlives its keeper, client and io_context safely",
   CHECK(token.stop_requested());
   std::this_thread::sleep_for(400ms);  // past the lock's validity
   CHECK(token.stop_requested());
+}
+
+namespace {
+
+/// async_acquire_kept's outcome, run to completion on `e.io`.
+struct kept_result {
+  error_code ec;
+  redlock::lock attempt;
+  keeper kept;
+};
+
+kept_result acquire_kept(env& e, redlock::client& locks, std::vector<std::string> resources,
+                         const redlock::lock_options& options, const keep_options& keep = {}) {
+  auto result = std::make_shared<std::optional<kept_result>>();
+  bool returned = false;
+  redlock::async_acquire_kept(
+      locks, std::move(resources), options, keep,
+      [result, &returned](error_code ec, redlock::lock attempt, keeper kept) {
+        CHECK(returned);  // never from inside the call
+        result->emplace(kept_result{ec, std::move(attempt), std::move(kept)});
+      });
+  returned = true;
+  run_until(e.io, [&] { return result->has_value(); });
+  return std::move(**result);
+}
+
+}  // namespace
+
+TEST_CASE(
+    "async_acquire_kept: acquired and kept, refused with each node's outcome, or bad "
+    "keep options before anything is acquired",
+    "[integration][keep]") {
+  env e;
+  redlock::client locks(e.io.get_executor(), e.config);
+  redlock::client rival(e.io.get_executor(), e.config);
+  warm_up(e.io, locks);
+
+  SECTION("acquired: the keeper keeps the attempt's lock past its TTL") {
+    auto got = acquire_kept(e, locks, {"kept"}, once(400ms));
+    REQUIRE_FALSE(got.ec);
+    REQUIRE_FALSE(got.kept.empty());
+    CHECK(got.kept.held().token() == got.attempt.token());
+    wait_on_timer(e.io, 1s);
+    CHECK(got.kept.extensions() > 0);
+    CHECK_FALSE(got.kept.lost());
+    CHECK(e.key_everywhere(e.key("kept"), got.attempt.token()));
+    const auto [released, removed] = run_op<error_code, std::size_t>(
+        e.io, [&](auto handler) { got.kept.async_release(std::move(handler)); });
+    CHECK_FALSE(released);
+    CHECK(removed >= locks.quorum());  // it completes at a quorum
+  }
+
+  SECTION("held elsewhere: not_acquired, nothing kept, each node's outcome told") {
+    auto held = acquire(e.io, rival, "taken", once());
+    REQUIRE_FALSE(held.ec);
+    auto got = acquire_kept(e, locks, {"taken"}, once());
+    CHECK(got.ec == errc::not_acquired);
+    CHECK(got.kept.empty());
+    REQUIRE(got.attempt.nodes().size() == e.config.nodes.size());
+    std::size_t elsewhere = 0;
+    for (const auto& node : got.attempt.nodes()) {
+      if (node.state == redlock::node_outcome::status::held_elsewhere) ++elsewhere;
+    }
+    CHECK(elsewhere >= locks.quorum());
+  }
+
+  SECTION("bad keep options: refused before anything is acquired") {
+    keep_options bad;
+    bad.extend_at = 2.0;  // outside (0, 0.9]
+    auto got = acquire_kept(e, locks, {"never"}, once(), bad);
+    CHECK(got.ec == errc::invalid_keep_options);
+    CHECK(got.kept.empty());
+    CHECK(got.attempt.empty());
+    CHECK(e.key_nowhere(e.key("never")));
+  }
 }
