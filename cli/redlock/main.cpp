@@ -87,33 +87,29 @@ std::optional<std::string> read_no_aof_warning(global_options& global) {
   return std::nullopt;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  const auto inherited = take_over_signals();
-  // Everything after the first "--" is the command of `exec`, never options.
-  std::vector<std::string> arguments(argv + 1, argv + argc);
-  std::vector<std::string> command;
-  const auto separator = std::find(arguments.begin(), arguments.end(), "--");
-  const bool has_separator = separator != arguments.end();
-  if (has_separator) {
-    command.assign(separator + 1, arguments.end());
-    arguments.erase(separator, arguments.end());
-  }
-
-  CLI::App app{"A distributed lock (Redlock) over N independent Redis masters.", "redlock"};
-  use_help_formatter(app, "COMMAND [ARGS...]");
-  app.set_version_flag("--version", "redlock " REDLOCK_VERSION);
-  app.require_subcommand(0, 1);
-  app.allow_extras();  // an unknown command or option is reported below, by name
-  app.footer(
-      "Exit status: 0 done, 1 held elsewhere / not ours, 2 usage or configuration error, 3 lock "
-      "lost or expired, 4 nodes unreachable; exec returns its command's status. See redlock(1).");
-
+/// What the command line says, and where CLI11 keeps it.
+struct command_line {
   global_options global;
+  exec_arguments exec_args;
+  once_per_arguments once_args;
+  token_arguments token_args;
+  status_arguments status_args;
+  CLI::Option* nodes_option = nullptr;
+  CLI::App* exec = nullptr;
+  CLI::Option* exec_ttl = nullptr;
+  CLI::Option* once_per = nullptr;
+  CLI::App* acquire = nullptr;
+  CLI::Option* acquire_ttl = nullptr;
+  CLI::App* extend = nullptr;
+  CLI::App* release = nullptr;
+  CLI::App* status = nullptr;
+};
+
+/// The global options, which go before the command; returns --nodes.
+CLI::Option* add_global_options(CLI::App& app, global_options& global) {
   // Without --nodes, REDLOCK_NODES (read below, as the library's
   // nodes_from_env() reads it).
-  auto* nodes_option = args::add_nodes(
+  auto* nodes = args::add_nodes(
       app, global.nodes,
       "Redis masters, comma-separated (at least 3, an odd number; default: REDLOCK_NODES)");
   app.add_option("--prefix", global.prefix,
@@ -159,18 +155,18 @@ int main(int argc, char** argv) {
       "Do not verify the nodes' certificates (anyone on the path could pose as a node)");
   auto* verbose = app.add_flag("-v,--verbose", global.verbose, "Say what happens, on stderr");
   app.add_flag("-q,--quiet", global.quiet, "Print errors only")->excludes(verbose);
+  return nodes;
+}
 
-  const std::string lock_delay_help =
-      "If the lock lapses without a release, nobody can acquire it for this much longer (the "
-      "keys live TTL + this; the validity still ends with the TTL; a release frees it at once)";
-
-  // exec
-  exec_arguments exec_args;
-  auto* exec = app.add_subcommand(
+/// `exec RESOURCE -- CMD`, and its --once-per form.
+void add_exec_command(CLI::App& app, command_line& line, const std::string& lock_delay_help) {
+  auto& exec_args = line.exec_args;
+  auto& once_args = line.once_args;
+  auto* exec = line.exec = app.add_subcommand(
       "exec", "Run CMD while holding RESOURCE, kept extended; release when it exits");
   set_up_command(*exec, "-- CMD [ARGS...]");
   exec->add_option("RESOURCE", exec_args.resource, "The resource to lock")->required();
-  auto* exec_ttl =
+  line.exec_ttl =
       args::add_duration(*exec, "--ttl", exec_args.ttl, "TTL of the lock and of each extension");
   args::add_duration(*exec, "--lock-delay", exec_args.lock_delay, lock_delay_help);
   exec->add_flag("--fence", exec_args.fence,
@@ -193,8 +189,7 @@ int main(int argc, char** argv) {
       ->type_name("N")
       ->capture_default_str()
       ->check(CLI::Range(0, 255).description(""));
-  once_per_arguments once_args;
-  auto* once_per = args::add_duration(
+  auto* once_per = line.once_per = args::add_duration(
       *exec, "--once-per", once_args.period,
       "Run CMD once per DUR across every machine running this same line (periods from "
       "00:00 UTC, 1 Jan 1970, shifted by --offset); the others exit 0 without running it");
@@ -206,21 +201,24 @@ int main(int argc, char** argv) {
                      "--once-per: how far apart the machines' clocks and start times may be "
                      "(less than half the period)")
       ->needs(once_per);
+}
 
-  // acquire, extend, release
-  token_arguments token_args;
-  auto* acquire = app.add_subcommand(
+/// acquire, extend and release: a lock held between commands, by its token.
+void add_token_commands(CLI::App& app, command_line& line, const std::string& lock_delay_help) {
+  auto& token_args = line.token_args;
+  auto* acquire = line.acquire = app.add_subcommand(
       "acquire", "Acquire RESOURCE; print its token on stdout (the validity on stderr)");
   set_up_command(*acquire);
   acquire->add_option("RESOURCE", token_args.resource, "The resource to lock")->required();
-  auto* acquire_ttl = args::add_duration(*acquire, "--ttl", token_args.ttl, "TTL of the lock");
+  line.acquire_ttl = args::add_duration(*acquire, "--ttl", token_args.ttl, "TTL of the lock");
   args::add_duration(*acquire, "--lock-delay", token_args.lock_delay, lock_delay_help);
   acquire->add_flag("--fence", token_args.fence,
                     "Fenced acquire: print the fencing token on a second line (the TTL defaults "
                     "to --max-fenced-ttl and may not exceed it)");
   add_wait_options(*acquire, token_args.wait, token_args.waiting);
 
-  auto* extend = app.add_subcommand("extend", "Extend the lock TOKEN holds on RESOURCE");
+  auto* extend = line.extend =
+      app.add_subcommand("extend", "Extend the lock TOKEN holds on RESOURCE");
   set_up_command(*extend);
   extend->add_option("RESOURCE", token_args.resource, "The locked resource")->required();
   extend->add_option("TOKEN", token_args.token, "The token `redlock acquire` printed")->required();
@@ -228,20 +226,29 @@ int main(int argc, char** argv) {
   args::add_duration(*extend, "--lock-delay", token_args.lock_delay,
                      "The keys live this much longer than --ttl (give the acquire's --lock-delay)");
 
-  auto* release = app.add_subcommand("release", "Release the lock TOKEN holds on RESOURCE");
+  auto* release = line.release =
+      app.add_subcommand("release", "Release the lock TOKEN holds on RESOURCE");
   set_up_command(*release);
   release->add_option("RESOURCE", token_args.resource, "The locked resource")->required();
   release->add_option("TOKEN", token_args.token, "The token `redlock acquire` printed")->required();
+}
 
-  // status
-  status_arguments status_args;
-  auto* status = app.add_subcommand(
+void add_status_command(CLI::App& app, command_line& line) {
+  auto& status_args = line.status_args;
+  auto* status = line.status = app.add_subcommand(
       "status", "Show each node's holder and TTL for RESOURCE, and whether a quorum holds it");
   set_up_command(*status);
   status->add_option("RESOURCE", status_args.resource, "The resource")->required();
   status->add_flag("--json", status_args.json, "One JSON object instead of a table");
+}
 
-  if (auto exit_status = args::parse(app, arguments)) return *exit_status;
+/// What CLI11 cannot check: unknown options and commands named, '--' and
+/// CMD where exec needs them, REDLOCK_NODES and REDLOCK_NO_AOF_WARNING.
+/// Returns the exit status of a usage error, if any.
+std::optional<int> check_command_line(CLI::App& app, command_line& line, bool has_separator,
+                                      const std::vector<std::string>& command) {
+  auto& global = line.global;
+  auto* exec = line.exec;
   // Unknown options first: one given before the command may have made
   // CLI11 take the command's name for its value.
   if (const auto before = app.remaining(); !before.empty() && is_option(first_extra(before))) {
@@ -276,7 +283,7 @@ int main(int argc, char** argv) {
   if (const auto extra = app.remaining(true); !extra.empty()) {
     return args::usage_error(app, "unexpected argument '" + extra.front() + "'");
   }
-  if (nodes_option->count() == 0) {
+  if (line.nodes_option->count() == 0) {
     try {
       global.nodes = redlock::nodes_from_env();
     } catch (const redlock::config_error& e) {
@@ -286,32 +293,36 @@ int main(int argc, char** argv) {
     }
   }
   if (auto problem = read_no_aof_warning(global)) return args::usage_error(app, *problem);
-  exec_args.command = command;
+  line.exec_args.command = command;
   // A fenced lock may not outlive --max-fenced-ttl: without --ttl, that is
   // its TTL when shorter than the default.
-  if (exec_args.fence && exec_ttl->count() == 0) {
-    exec_args.ttl = std::min(exec_args.ttl, global.max_fenced_ttl);
+  if (line.exec_args.fence && line.exec_ttl->count() == 0) {
+    line.exec_args.ttl = std::min(line.exec_args.ttl, global.max_fenced_ttl);
   }
-  if (token_args.fence && acquire_ttl->count() == 0) {
-    token_args.ttl = std::min(token_args.ttl, global.max_fenced_ttl);
+  if (line.token_args.fence && line.acquire_ttl->count() == 0) {
+    line.token_args.ttl = std::min(line.token_args.ttl, global.max_fenced_ttl);
   }
+  return std::nullopt;
+}
 
+/// Runs the command chosen; returns redlock's exit status.
+int run_command(CLI::App& app, const command_line& line, const inherited_signals& inherited) {
   try {
-    session s(global);
+    session s(line.global);
     int exit_status = usage;
     int die_with = 0;
-    if (exec->parsed() && once_per->count() > 0) {
-      exit_status = run_once_per(s, exec_args, once_args, inherited, die_with);
-    } else if (exec->parsed()) {
-      exit_status = run_exec(s, exec_args, inherited, die_with);
-    } else if (acquire->parsed()) {
-      exit_status = run_acquire(s, token_args);
-    } else if (extend->parsed()) {
-      exit_status = run_extend(s, token_args);
-    } else if (release->parsed()) {
-      exit_status = run_release(s, token_args);
-    } else if (status->parsed()) {
-      exit_status = run_status(s, status_args);
+    if (line.exec->parsed() && line.once_per->count() > 0) {
+      exit_status = run_once_per(s, line.exec_args, line.once_args, inherited, die_with);
+    } else if (line.exec->parsed()) {
+      exit_status = run_exec(s, line.exec_args, inherited, die_with);
+    } else if (line.acquire->parsed()) {
+      exit_status = run_acquire(s, line.token_args);
+    } else if (line.extend->parsed()) {
+      exit_status = run_extend(s, line.token_args);
+    } else if (line.release->parsed()) {
+      exit_status = run_release(s, line.token_args);
+    } else if (line.status->parsed()) {
+      exit_status = run_status(s, line.status_args);
     }
     s.finish();
     if (die_with != 0) die_of(die_with);
@@ -322,4 +333,42 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "redlock: %s\n", e.what());
     return unreachable;
   }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const auto inherited = take_over_signals();
+  // Everything after the first "--" is the command of `exec`, never options.
+  std::vector<std::string> arguments(argv + 1, argv + argc);
+  std::vector<std::string> command;
+  const auto separator = std::find(arguments.begin(), arguments.end(), "--");
+  const bool has_separator = separator != arguments.end();
+  if (has_separator) {
+    command.assign(separator + 1, arguments.end());
+    arguments.erase(separator, arguments.end());
+  }
+
+  CLI::App app{"A distributed lock (Redlock) over N independent Redis masters.", "redlock"};
+  use_help_formatter(app, "COMMAND [ARGS...]");
+  app.set_version_flag("--version", "redlock " REDLOCK_VERSION);
+  app.require_subcommand(0, 1);
+  app.allow_extras();  // an unknown command or option is reported below, by name
+  app.footer(
+      "Exit status: 0 done, 1 held elsewhere / not ours, 2 usage or configuration error, 3 lock "
+      "lost or expired, 4 nodes unreachable; exec returns its command's status. See redlock(1).");
+
+  command_line line;
+  line.nodes_option = add_global_options(app, line.global);
+  const std::string lock_delay_help =
+      "If the lock lapses without a release, nobody can acquire it for this much longer (the "
+      "keys live TTL + this; the validity still ends with the TTL; a release frees it at once)";
+
+  add_exec_command(app, line, lock_delay_help);
+  add_token_commands(app, line, lock_delay_help);
+  add_status_command(app, line);
+
+  if (auto exit_status = args::parse(app, arguments)) return *exit_status;
+  if (auto usage_error = check_command_line(app, line, has_separator, command)) return *usage_error;
+  return run_command(app, line, inherited);
 }
