@@ -140,7 +140,9 @@ class keeper {
 /// lock every recipe is built on (run_exclusive, the blocking client's
 /// scoped locks, leader_election, periodic_job's runs, `redlock exec`), the
 /// way etcd's recipes share one session. `keep` is checked against
-/// options.ttl before anything is acquired.
+/// options.ttl before anything is acquired. The keeper is made on the
+/// handler's executor, just before the handler runs: a handler that never
+/// runs leaves a lock that expires with its TTL, not one kept for ever.
 ///
 /// Handler signature: `void(redlock::error_code, redlock::lock attempt,
 /// redlock::keeper kept)`. On success `kept` keeps `attempt`; on failure
@@ -150,8 +152,8 @@ class keeper {
 /// Completion condition: the acquire completed (and, on success, the
 /// keeping started), or `keep` was refused.
 ///
-/// Error codes: errc::invalid_keep_options (nothing acquired); otherwise
-/// those of client::async_acquire_all.
+/// Error codes: those of client::async_acquire_all (its invalid-argument
+/// errors first), and errc::invalid_keep_options (nothing acquired).
 ///
 /// Per-operation cancellation: options.stop, and with Boost >= 1.77 the
 /// handler's cancellation slot, cancel the acquire as for

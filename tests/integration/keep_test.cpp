@@ -609,3 +609,70 @@ TEST_CASE(
     CHECK(e.key_nowhere(e.key("never")));
   }
 }
+
+// Review finding: the keeper was made on the client's strand, before the
+// handler's executor had taken the result; a handler whose executor never
+// runs then left a lock kept for ever (and its slot touched off its
+// executor). Made where the handler runs, such a lock expires with its TTL.
+TEST_CASE("async_acquire_kept: a handler whose executor never runs leaves no kept lock",
+          "[integration][keep]") {
+  env e;
+  redlock::client locks(e.io.get_executor(), e.config);
+  warm_up(e.io, locks);
+  boost::asio::io_context elsewhere;  // never run
+  bool called = false;
+  redlock::async_acquire_kept(
+      locks, {"orphan"}, once(400ms), {},
+      boost::asio::bind_executor(elsewhere,
+                                 [&called](error_code, redlock::lock, keeper) { called = true; }));
+  const auto key = e.key("orphan");
+  // Acquired, though nobody takes delivery.
+  REQUIRE(poll_until(e.io, [&] { return e.admin[0]->command({"EXISTS", key}).integer == 1; }));
+  // Three TTLs: a keeper would have extended it twice by now.
+  wait_on_timer(e.io, 1200ms);
+  CHECK_FALSE(called);
+  CHECK(e.key_nowhere(key));
+}
+
+TEST_CASE("async_acquire_kept reports the acquire's own argument errors first",
+          "[integration][keep]") {
+  env e;
+  redlock::client locks(e.io.get_executor(), e.config);
+  auto options = once();
+  options.ttl = 0ms;
+  keep_options keep;
+  keep.extend_at = 2.0;
+  CHECK(acquire_kept(e, locks, {"x"}, options, keep).ec == errc::invalid_ttl);
+  CHECK(acquire_kept(e, locks, {}, once(), keep).ec == errc::no_resources);
+}
+
+#if BOOST_VERSION >= 107700
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+
+TEST_CASE("async_acquire_kept: the handler's cancellation slot cancels the waiting acquire",
+          "[integration][keep]") {
+  env e;
+  redlock::client locks(e.io.get_executor(), e.config);
+  redlock::client rival(e.io.get_executor(), e.config);
+  auto held = acquire(e.io, rival, "slot-kept", once());
+  REQUIRE_FALSE(held.ec);
+  boost::asio::cancellation_signal signal;
+  std::optional<error_code> outcome;
+  bool kept_something = true;
+  redlock::async_acquire_kept(locks, {"slot-kept"},
+                              redlock::waiting_up_to(once(), redlock::wait_forever), {},
+                              boost::asio::bind_cancellation_slot(
+                                  signal.slot(), [&](error_code ec, redlock::lock, keeper kept) {
+                                    outcome = ec;
+                                    kept_something = !kept.empty();
+                                  }));
+  REQUIRE(e.someone_waits_for(e.key("slot-kept")));
+  signal.emit(boost::asio::cancellation_type::terminal);
+  run_until(
+      e.io, [&] { return outcome.has_value(); }, 2s);
+  CHECK(*outcome == boost::asio::error::operation_aborted);
+  CHECK_FALSE(kept_something);
+  CHECK(e.key_everywhere(e.key("slot-kept"), held.held.token()));  // the rival's, untouched
+}
+#endif

@@ -157,6 +157,20 @@ TEST_CASE("unreachable_timeout ends an acquire of nodes that cannot answer, nami
     }
     CHECK(ms_since(blocking_start) < 1s + 1500ms);
   }
+
+  SECTION("the scoped form names itself and the nodes in what()") {
+    redlock::blocking_client blocking(e.config);
+    try {
+      auto scope = blocking.acquire_scoped("job", unreachable_within_1s());
+      FAIL("acquired with 2 of 3 nodes unreachable");
+    } catch (const boost::system::system_error& failure) {
+      INFO(failure.what());
+      CHECK(failure.code() == errc::quorum_unreachable);
+      CHECK_THAT(failure.what(), Catch::StartsWith("redlock: acquire_scoped (127.0.0.1:"));
+      CHECK_THAT(failure.what(),
+                 Catch::Contains(fmt::format("127.0.0.1:{}: Connection refused", refusing)));
+    }
+  }
 }
 
 TEST_CASE("unreachable_timeout ends an acquire against a hostile majority",

@@ -4,6 +4,7 @@
 // Included at the end of <redlock/keeper.hpp>; on its own it brings that in.
 #include <redlock/keeper.hpp>
 
+#include <boost/asio/bind_executor.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/system/system_error.hpp>
 #include <boost/version.hpp>
@@ -48,20 +49,30 @@ struct initiate_acquire_kept {
   void operator()(Handler&& handler, std::vector<std::string> resources, lock_options options,
                   keep_options keep) const {
     auto slot = cancellation_slot_of(handler);
+    // The keeper is made where the handler runs, once it can take it: not
+    // on the client's strand, where it would keep extending a lock whose
+    // handler never runs (and the handler's slot would be touched off its
+    // executor).
+    auto where = boost::asio::get_associated_executor(handler, owner.get_executor());
     auto done = make_completion<error_code, lock, keeper>(std::forward<Handler>(handler),
                                                           owner.get_executor());
-    if (auto invalid = validate(keep, options.ttl, owner.config().drift_factor)) {
+    const auto drift = owner.config().drift_factor;
+    // The acquire's own argument errors first, as async_acquire_all reports them.
+    auto invalid = validate(resources, options, drift);
+    if (!invalid) invalid = validate(keep, options.ttl, drift);
+    if (invalid) {
       boost::asio::post(owner.get_executor(), [done = std::move(done), invalid]() mutable {
         done(invalid, lock{}, keeper{});
       });
       return;
     }
-    auto then_keep = [&owner = owner, keep = std::move(keep), done = std::move(done)](
-                         error_code ec, lock attempt) mutable {
-      if (ec) return done(ec, std::move(attempt), keeper{});
-      keeper kept(owner, attempt, std::move(keep));
-      done({}, std::move(attempt), std::move(kept));
-    };
+    auto then_keep = boost::asio::bind_executor(
+        std::move(where), [&owner = owner, keep = std::move(keep), done = std::move(done)](
+                              error_code ec, lock attempt) mutable {
+          if (ec) return done(ec, std::move(attempt), keeper{});
+          keeper kept(owner, attempt, std::move(keep));
+          done({}, std::move(attempt), std::move(kept));
+        });
 #if BOOST_VERSION >= 107700
     if (slot.is_connected()) {
       owner.async_acquire_all(std::move(resources), std::move(options),
