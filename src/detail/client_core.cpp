@@ -24,14 +24,14 @@ client_core::client_core(boost::asio::any_io_executor executor, client_config co
       config_(checked(std::move(config))),
       id_(make_token()),
       serial_(next_serial()),
-      wakeups_(strand_, config_.nodes, settings_of(config_), id_),
-      keepers_(strand_, *this),
-      log_(config_.log),
-      losses_(config_.nodes.size(),
-              reseed_wait(config_.max_fenced_ttl, config_.drift_factor, fence_request_timeout())),
       pool_(strand_, config_.nodes,
             [this, servers = std::make_shared<server_registry>(config_.nodes.size())](
-                std::size_t i) { return node_settings(i, servers); }) {}
+                std::size_t i) { return node_settings(i, servers); }),
+      wakeups_(strand_, config_.nodes, settings_of(config_), id_),
+      keepers_(strand_, pool_),
+      log_(config_.log),
+      losses_(config_.nodes.size(),
+              reseed_wait(config_.max_fenced_ttl, config_.drift_factor, fence_request_timeout())) {}
 
 connection_settings client_core::node_settings(
     std::size_t node, const std::shared_ptr<server_registry>& servers) const {
@@ -110,6 +110,25 @@ void client_core::fence_loss_seen(const std::shared_ptr<client_core>& self, std:
 void client_core::enroll(registered_operation* op) noexcept { running_.push_front(*op); }
 
 void client_core::withdraw(registered_operation* op) noexcept { op->unlink(); }
+
+void client_core::watch(const lock_state* lock, lock_watcher* watcher) {
+  watchers_.emplace(lock, watcher);
+}
+
+void client_core::unwatch(const lock_state* lock, lock_watcher* watcher) noexcept {
+  const auto [first, last] = watchers_.equal_range(lock);
+  for (auto it = first; it != last; ++it) {
+    if (it->second == watcher) {
+      watchers_.erase(it);
+      return;
+    }
+  }
+}
+
+void client_core::lock_changed(const lock_state* lock) {
+  const auto [first, last] = watchers_.equal_range(lock);
+  for (auto it = first; it != last; ++it) it->second->lock_changed();
+}
 
 std::string client_core::key_for(std::string_view resource) const {
   std::string key;

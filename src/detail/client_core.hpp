@@ -19,6 +19,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace redlock::detail {
@@ -35,6 +36,18 @@ class registered_operation : public boost::intrusive::list_base_hook<
 
  protected:
   ~registered_operation() = default;
+};
+
+struct lock_state;
+
+/// Told (on the strand) when a lock it watches is found lost or released:
+/// a keeper must not wait for its next planned wake-up to learn it.
+class lock_watcher {
+ public:
+  virtual void lock_changed() = 0;
+
+ protected:
+  ~lock_watcher() = default;
 };
 
 class client_core {
@@ -81,6 +94,13 @@ class client_core {
   void enroll(registered_operation* op) noexcept;
   void withdraw(registered_operation* op) noexcept;
 
+  /// `watcher` (a keeper) is told when `lock` is found lost or its release
+  /// begins, until unwatch().
+  void watch(const lock_state* lock, lock_watcher* watcher);
+  void unwatch(const lock_state* lock, lock_watcher* watcher) noexcept;
+  /// `lock` was just found lost, or its release began: tells its watchers.
+  void lock_changed(const lock_state* lock);
+
  private:
   static client_config checked(client_config config);
   static connection_settings settings_of(const client_config& config);
@@ -94,13 +114,14 @@ class client_core {
   client_config config_;
   std::string id_;
   std::uint64_t serial_;
+  node_pool pool_;
   wakeup_hub wakeups_;
   keep_schedule keepers_;
   logger log_;
   loss_watch losses_;
-  node_pool pool_;
   boost::intrusive::list<registered_operation, boost::intrusive::constant_time_size<false>>
       running_;
+  std::unordered_multimap<const lock_state*, lock_watcher*> watchers_;
   bool closed_ = false;
 };
 

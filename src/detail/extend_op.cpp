@@ -89,7 +89,10 @@ void extend_op::decided(quorum_fsm::state state) {
   }
   const auto error = round_->error();
   // A majority no longer holds our token: nothing may trust the lock now.
-  if (error == errc::lock_lost) lock->lost(clock::now());
+  if (error == errc::lock_lost) {
+    lock->lost(clock::now());
+    core_->lock_changed(lock.get());
+  }
   // Any other failure changed no expiry downwards (the script never
   // shortens), so the validity the handle had still holds.
   finish(error);

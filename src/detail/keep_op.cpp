@@ -66,7 +66,7 @@ void keep_op::launch() {
     if (self->done_) return;
     self->core_->enroll(self.get());
     self->enrolled_ = true;
-    lock_access::state(self->held_)->watch(self.get());
+    self->core_->watch(lock_access::state(self->held_).get(), self.get());
     if (self->core_->closed()) return self->abort();
     self->step();
   });
@@ -168,7 +168,7 @@ void keep_op::finish() {
   // Stopped without a signal: lost() stays false from now on, unless a
   // reader has already been told otherwise.
   if (!lease_->signalled.load()) publish_signal_time(clock::time_point::max(), errc::lock_expiring);
-  lock_access::state(held_)->unwatch(this);
+  core_->unwatch(lock_access::state(held_).get(), this);
   core_->keepers().unschedule(*this);
   if (std::exchange(enrolled_, false)) core_->withdraw(this);
   for (auto& waiter : std::exchange(waiters_, {})) waiter(boost::asio::error::operation_aborted);

@@ -2,10 +2,10 @@
 // says, through extend_op, and gives the lost-lock signal.
 #pragma once
 
+#include "detail/client_core.hpp"
 #include "detail/keep_fsm.hpp"
 #include "detail/keep_schedule.hpp"
 #include "detail/lock_state.hpp"
-#include "detail/client_core.hpp"
 
 #include <redlock/detail/completion.hpp>
 #include <redlock/lease_token.hpp>

@@ -1,14 +1,14 @@
 #include "detail/keep_schedule.hpp"
 
-#include "detail/client_core.hpp"
+#include "detail/node_pool.hpp"
 
 #include <algorithm>
 #include <vector>
 
 namespace redlock::detail {
 
-keep_schedule::keep_schedule(strand_type strand, client_core& core)
-    : timer_(std::move(strand)), core_(core) {}
+keep_schedule::keep_schedule(strand_type strand, node_pool& pool)
+    : timer_(std::move(strand)), pool_(pool) {}
 
 void keep_schedule::schedule(scheduled_keeper& keeper, clock::time_point from,
                              clock::time_point at) {
@@ -70,7 +70,7 @@ void keep_schedule::fire() {
   }
   {
     // Keepers may schedule themselves again (or others leave) meanwhile.
-    const corked batch(core_.pool());
+    const corked batch(pool_);
     for (auto* keeper : due) keeper->on_due(now);
   }
   if (!waiting_.empty() && waiting_.begin()->first < armed_for_) arm(waiting_.begin()->first);

@@ -13,7 +13,7 @@
 
 namespace redlock::detail {
 
-class client_core;
+class node_pool;
 
 /// A keeper, as the schedule sees it.
 class scheduled_keeper {
@@ -35,7 +35,8 @@ class scheduled_keeper {
 
 class keep_schedule {
  public:
-  keep_schedule(strand_type strand, client_core& core);
+  /// `pool`: corked while a batch of due keepers extends.
+  keep_schedule(strand_type strand, node_pool& pool);
 
   /// Wakes `keeper` once at a time in [from, at] (moving it if it was
   /// scheduled); `from` <= `at`.
@@ -52,7 +53,7 @@ class keep_schedule {
   void fire();
 
   timer timer_;
-  client_core& core_;
+  node_pool& pool_;
   std::multimap<clock::time_point, scheduled_keeper*> waiting_;  ///< By latest wake time.
   clock::duration longest_window_{};
   clock::time_point armed_for_ = clock::time_point::max();

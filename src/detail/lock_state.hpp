@@ -17,16 +17,6 @@
 
 namespace redlock::detail {
 
-/// Told (on the strand) when a lock it watches is found lost or released:
-/// a keeper must not wait for its next planned wake-up to learn it.
-class lock_watcher {
- public:
-  virtual void lock_changed() = 0;
-
- protected:
-  ~lock_watcher() = default;
-};
-
 /// Written on the client's strand, read from any thread.
 struct lock_state {
   lock_state(std::uint64_t client, std::vector<std::string> resources, held_keys keys,
@@ -45,7 +35,7 @@ struct lock_state {
         deadline_ns(deadline.time_since_epoch().count()),
         validity_known(validity_known) {}
 
-  const std::uint64_t client;                ///< client_core::serial() of the client that acquired it.
+  const std::uint64_t client;  ///< client_core::serial() of the client that acquired it.
   const std::vector<std::string> resources;  ///< Never empty.
   const held_keys keys;  ///< What it holds on each node (the owner for a reentrant lock).
   const std::string token;
@@ -111,31 +101,17 @@ struct lock_state {
     while (seen < wanted && !deadline_ns.compare_exchange_weak(seen, wanted)) {
     }
   }
-  /// The lock is known not to hold on a majority any more.
+  /// The lock is known not to hold on a majority any more (the caller
+  /// tells its keepers: client_core::lock_changed).
   void lost(clock::time_point now) {
     found_lost.store(true, std::memory_order_release);
     const auto cut = now.time_since_epoch().count();
     auto seen = deadline_ns.load(std::memory_order_acquire);
     while (seen > cut && !deadline_ns.compare_exchange_weak(seen, cut)) {
     }
-    notify();
   }
-  /// True for the first caller only.
-  bool begin_release() {
-    if (released.exchange(true)) return false;
-    notify();
-    return true;
-  }
-
-  /// Keepers of this lock; strand only.
-  void watch(lock_watcher* watcher) { watchers.push_back(watcher); }
-  void unwatch(lock_watcher* watcher) noexcept { std::erase(watchers, watcher); }
-
- private:
-  void notify() {
-    for (auto* watcher : watchers) watcher->lock_changed();
-  }
-  std::vector<lock_watcher*> watchers;
+  /// True for the first caller only (who tells the keepers).
+  bool begin_release() { return !released.exchange(true); }
 };
 
 /// The library's (and its tests') door to lock's private constructor.

@@ -30,7 +30,7 @@ class operation : public registered_operation,
   /// launch() for a caller already on the strand (a keeper, whose
   /// extensions must go out inside its schedule's cork).
   void start_here() {
-    if (completed()) return;                          // cancelled before it started
+    if (completed()) return;                         // cancelled before it started
     if (core_->observer()) started_ = clock::now();  // no clock read for nobody
     core_->enroll(this);
     enrolled_ = true;

@@ -21,6 +21,7 @@ void release_op::run() {
   // A second release of the same acquisition (through any copy) does
   // nothing: the first one's deletes are queued, and nobody is woken twice.
   if (!state->begin_release()) return finish({});
+  core_->lock_changed(state.get());
 
   const auto& keys = state->keys;
   // One copy of the command for every node, kept for resends too.
@@ -77,7 +78,10 @@ void release_op::finish(error_code ec) {
   report_completion(operation_kind::release,
                     state && !state->resources.empty() ? state->resources.front() : "", ec);
   if (ec == errc::lock_lost) {
-    if (state) state->lost(clock::now());
+    if (state) {
+      state->lost(clock::now());
+      core_->lock_changed(state.get());
+    }
   }
   complete(ec, tally_.removed());
 }

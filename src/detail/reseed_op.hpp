@@ -6,8 +6,8 @@
 // waits for it, and what it did is logged.
 #pragma once
 
-#include "detail/fence_recovery.hpp"
 #include "detail/client_core.hpp"
+#include "detail/fence_recovery.hpp"
 #include "detail/timer.hpp"
 
 #include <memory>
