@@ -38,8 +38,8 @@ void release_op::run() {
     const corked batch(core_->pool());
     core_->pool().broadcast(
         command, retry_until, [self, now](std::size_t node, error_code ec, const reply& r) {
-          const auto answer = delete_outcome(ec, r);
-          self->report_node(operation_kind::release, node, as_outcome(answer, ec), now);
+          const auto answer = release_vote(ec, r);
+          self->report_node(operation_kind::release, node, as_outcome(answer), now);
           self->on_reply(answer);
         });
     // The hand-over: the first waiter of each key starts its attempt now.
@@ -53,7 +53,7 @@ void release_op::run() {
   });
 }
 
-void release_op::on_reply(deletion answer) {
+void release_op::on_reply(const vote& answer) {
   if (completed()) return;
   switch (tally_.on_answer(answer)) {
     case release_tally::verdict::pending:

@@ -19,7 +19,7 @@ class release_op final : public operation<release_op, error_code, std::size_t> {
  private:
   void run() override;
   void cancel() override;
-  void on_reply(deletion answer);
+  void on_reply(const vote& answer);
   void finish(error_code ec);
 
   redlock::lock held_;

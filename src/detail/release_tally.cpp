@@ -4,16 +4,16 @@
 
 namespace redlock::detail {
 
-release_tally::verdict release_tally::on_answer(deletion answer) noexcept {
+release_tally::verdict release_tally::on_answer(const vote& answer) noexcept {
   if (outstanding_ > 0) --outstanding_;
-  switch (answer) {
-    case deletion::removed:
+  switch (answer.what) {
+    case vote::kind::granted:
       ++removed_;
       break;
-    case deletion::absent:
+    case vote::kind::refused:
       ++absent_;
       break;
-    case deletion::unknown:
+    case vote::kind::failed:
       break;
   }
   const auto quorum = quorum_of(nodes_);

@@ -19,8 +19,9 @@ class release_tally {
 
   explicit release_tally(std::size_t nodes) noexcept : nodes_(nodes) {}
 
-  /// One node's answer to the delete. After a verdict, answers only count.
-  verdict on_answer(deletion answer) noexcept;
+  /// One node's vote on the delete (release_vote). After a verdict, votes
+  /// only count.
+  verdict on_answer(const vote& answer) noexcept;
   std::size_t removed() const noexcept { return removed_; }
 
  private:

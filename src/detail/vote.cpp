@@ -83,11 +83,12 @@ vote extend_vote(error_code ec, const reply& r) noexcept {
   return failure(ec, r);
 }
 
-deletion delete_outcome(error_code ec, const reply& r) noexcept {
-  if (ec || r.type != reply::kind::integer) return deletion::unknown;
-  if (r.integer == 1) return deletion::removed;
-  if (r.integer == 0 && !r.repeated) return deletion::absent;
-  return deletion::unknown;
+vote release_vote(error_code ec, const reply& r) noexcept {
+  if (!ec && r.type == reply::kind::integer) {
+    if (r.integer == 1) return {vote::kind::granted, {}};
+    if (r.integer == 0 && !r.repeated) return {vote::kind::refused, {}};
+  }
+  return failure(ec, r);
 }
 
 node_outcome as_outcome(const vote& v) noexcept {
@@ -101,19 +102,6 @@ node_outcome as_outcome(const vote& v) noexcept {
       break;
   }
   return {status::failed, v.error};
-}
-
-node_outcome as_outcome(deletion d, error_code ec) noexcept {
-  using status = node_outcome::status;
-  switch (d) {
-    case deletion::removed:
-      return {status::acquired, {}};
-    case deletion::absent:
-      return {status::held_elsewhere, {}};
-    case deletion::unknown:
-      break;
-  }
-  return {status::failed, ec ? ec : error_code(errc::server_error)};
 }
 
 }  // namespace redlock::detail

@@ -19,7 +19,8 @@ struct vote {
   error_code error{};  ///< Why, when failed.
 };
 
-/// A vote as the node outcome an observer is shown.
+/// A vote as the node outcome an observer is shown, for every operation
+/// (for a release, acquired means deleted): the one place the two meet.
 node_outcome as_outcome(const vote& v) noexcept;
 /// SET ... NX PX: OK is granted, nil refused (held by another owner).
 vote acquire_vote(error_code ec, const reply& r) noexcept;
@@ -37,17 +38,10 @@ fenced_vote write_back_vote(error_code ec, const reply& r);
 /// The extend script: 1 granted, 0 refused (the key is not ours any more).
 vote extend_vote(error_code ec, const reply& r) noexcept;
 
-/// What a node's answer to the release script says.
-enum class deletion {
-  removed,  ///< 1: our key was there and is deleted.
-  absent,   ///< 0: the key did not hold our token.
-  unknown,  ///< No answer, an error, or a 0 from a delete sent again after a
-            ///< reconnect (its first copy may have deleted our key).
-};
-deletion delete_outcome(error_code ec, const reply& r) noexcept;
-/// A release's answer as the node outcome an observer is shown (removed:
-/// acquired, absent: held_elsewhere, unknown: failed with `ec`, or
-/// server_error when the node answered something else).
-node_outcome as_outcome(deletion d, error_code ec) noexcept;
+/// The release script: 1 granted (our key was there and is deleted), 0
+/// refused (the key did not hold our token). Failed: no answer, an error,
+/// or a 0 from a delete sent again after a reconnect (its first copy may
+/// have deleted our key: errc::protocol_error, an answer we cannot use).
+vote release_vote(error_code ec, const reply& r) noexcept;
 
 }  // namespace redlock::detail

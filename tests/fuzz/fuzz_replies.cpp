@@ -19,7 +19,7 @@ void judge(const redisReply& parsed) {
   const auto r = reply_view(parsed);
   (void)acquire_vote({}, r);
   (void)extend_vote({}, r);
-  (void)delete_outcome({}, r);
+  (void)release_vote({}, r);
   (void)read_node_status({}, r);
   if (r.is_error()) (void)classify_error_reply(r.text);
   // Pub/sub pushes and multi-key replies are arrays: their elements too.

@@ -136,18 +136,6 @@ constexpr std::string_view name(vote::kind k) noexcept {
   return "vote ?";
 }
 
-constexpr std::string_view name(deletion d) noexcept {
-  switch (d) {
-    case deletion::removed:
-      return "removed";
-    case deletion::absent:
-      return "absent";
-    case deletion::unknown:
-      return "unknown";
-  }
-  return "deletion ?";
-}
-
 /// One of the enums above.
 template <class T>
 concept named = requires(T value) {

@@ -19,7 +19,6 @@ TEST_CASE("machine printing: actions, states and verdicts print by name") {
   CHECK(stringify(claim_fsm::step::action::read_status) == "read_status");
   CHECK(stringify(release_tally::verdict::lost) == "lost");
   CHECK(stringify(vote::kind::refused) == "refused");
-  CHECK(stringify(deletion::absent) == "absent");
 }
 
 }  // namespace machine_printing_test
