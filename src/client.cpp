@@ -26,7 +26,7 @@ client::client(executor_type executor, client_config config)
 client::~client() { close(); }
 
 void client::close() {
-  boost::asio::post(core_->strand(), [core = core_] { core->shutdown(); });
+  boost::asio::post(core_->strand(), [core = core_] { core->close(); });
 }
 
 const client_config& client::config() const noexcept { return core_->config(); }

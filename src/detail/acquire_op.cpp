@@ -69,7 +69,7 @@ void acquire_op::cancel_on_stop::operator()() const {
 
 void acquire_op::cancel() { execute(fsm_.on_cancel(clock::now())); }
 
-void acquire_op::abort() {
+void acquire_op::client_closed() {
   // The client is closing. Its live connections still write out what they
   // hold, our SETs included, so an attempt in flight queues its undo
   // behind them; the machine completes once the closing connections have

@@ -21,7 +21,7 @@ class acquire_op final : public operation<acquire_op, error_code, redlock::lock>
   /// One resource, or several taken together (all or none on each node).
   acquire_op(std::shared_ptr<client_core> core, std::vector<std::string> resources,
              lock_options options, completion<error_code, redlock::lock> done);
-  void abort() override;
+  void client_closed() override;
 
  private:
   struct cancel_on_stop {

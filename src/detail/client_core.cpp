@@ -83,16 +83,16 @@ void client_core::start(const std::shared_ptr<client_core>& self) {
   });
 }
 
-void client_core::shutdown() {
+void client_core::close() {
   if (closed_) return;
   closed_ = true;
   // Copy: aborting completes operations, which withdraw themselves.
   std::vector<registered_operation*> running;
   for (auto& op : running_) running.push_back(&op);
-  for (auto* op : running) op->abort();
-  keepers_.shutdown();
-  pool_.shutdown();
-  wakeups_.shutdown();
+  for (auto* op : running) op->client_closed();
+  keepers_.close();
+  pool_.close();
+  wakeups_.close();
 }
 
 std::chrono::milliseconds client_core::fence_request_timeout() const {

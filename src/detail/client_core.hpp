@@ -32,7 +32,7 @@ class registered_operation : public boost::intrusive::list_base_hook<
  public:
   /// The client is closing: complete with operation_aborted, now or (an
   /// acquire with an attempt in flight) once its undo is queued and failed.
-  virtual void abort() = 0;
+  virtual void client_closed() = 0;
 
  protected:
   ~registered_operation() = default;
@@ -57,8 +57,8 @@ class client_core {
   /// Starts connecting to every node (posted onto the strand).
   void start(const std::shared_ptr<client_core>& self);
   /// Closes every connection and aborts every operation; idempotent.
-  void shutdown();
-  /// The executor's context is shutting down without having run shutdown():
+  void close();
+  /// The executor's context is shutting down without having run close():
   /// drops every queued callback, without calling it, so that the
   /// operations they hold (which hold this) can be freed.
   void abandon() noexcept;

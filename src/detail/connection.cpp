@@ -143,7 +143,7 @@ void connection::fail(error_code ec, bool logged) {
   fail_pending(ec);
 }
 
-void connection::shutdown() {
+void connection::close() {
   if (state_ == state::closed || closing_) return;
   if ((state_ == state::connecting || state_ == state::handshaking) && pipeline_.held() > 0) {
     // What is queued for this node (a release's deletes, the SET of an

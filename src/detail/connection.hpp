@@ -65,7 +65,7 @@ class connection : public std::enable_shared_from_this<connection> {
   connection(const connection&) = delete;
   connection& operator=(const connection&) = delete;
 
-  /// Starts connecting (and reconnecting after failures) until shutdown().
+  /// Starts connecting (and reconnecting after failures) until close().
   void start();
   /// Queues a RESP-formatted command (copied only if it must wait for the
   /// connection).
@@ -92,7 +92,7 @@ class connection : public std::enable_shared_from_this<connection> {
   /// set-up, those waiting for it are, once it is done (within the connect
   /// timeout that bounds it), and their callbacks then get
   /// errc::connection_closed.
-  void shutdown();
+  void close();
   /// Drops every callback without calling it (see client_core::abandon).
   virtual void abandon() noexcept;
   /// While corked, commands queue without being written; uncork() writes
@@ -214,7 +214,7 @@ class connection : public std::enable_shared_from_this<connection> {
   std::unique_ptr<redisReader, void (*)(redisReader*)> reader_;
   admission admission_;
   bool checking_ = false;  ///< INFO sent on this connection, its reply not read yet.
-  /// shutdown() came during the set-up: finish it, send what is queued, close.
+  /// close() came during the set-up: finish it, send what is queued, close.
   bool closing_ = false;
 };
 

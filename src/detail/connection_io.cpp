@@ -84,7 +84,7 @@ void connection::write() {
                                if (generation != generation_) return;
                                pipeline_.on_write_done();
                                if (state_ == state::closed) {
-                                 // Flushing after shutdown(): close once everything is written.
+                                 // Flushing after close(): close once everything is written.
                                  if (ec) return drop_socket();
                                  if (pipeline_.has_output()) return write();
                                  // All out: tell the node, and close once it has answered and
@@ -110,7 +110,7 @@ void connection::read() {
                              if (slot) --slot->pending;
                              if (generation != generation_) return;
                              if (state_ == state::closed) {
-                               // Flushing after shutdown(): the replies are nobody's; the node
+                               // Flushing after close(): the replies are nobody's; the node
                                // closing its side ends it.
                                if (ec) return drop_socket();
                                return read();

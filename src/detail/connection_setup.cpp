@@ -121,7 +121,7 @@ void connection::become_ready(bool check_ahead) {
   uncork();
   // Only once everything still due is queued: these callbacks may send.
   for (auto& done : expired) done(errc::node_timeout, reply{});
-  if (std::exchange(closing_, false)) return shutdown();
+  if (std::exchange(closing_, false)) return close();
   became_ready();
 }
 

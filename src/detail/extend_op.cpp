@@ -100,7 +100,7 @@ void extend_op::decided(quorum_fsm::state state) {
 
 void extend_op::cancel() { finish(boost::asio::error::operation_aborted); }
 
-void extend_op::abort() { finish(boost::asio::error::operation_aborted); }
+void extend_op::client_closed() { finish(boost::asio::error::operation_aborted); }
 
 void extend_op::finish(error_code ec) {
   if (completed()) return;

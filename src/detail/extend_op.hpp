@@ -14,7 +14,7 @@ class extend_op final : public operation<extend_op, error_code, redlock::lock> {
  public:
   extend_op(std::shared_ptr<client_core> core, redlock::lock held, milliseconds ttl,
             completion<error_code, redlock::lock> done);
-  void abort() override;
+  void client_closed() override;
 
  private:
   void run() override;

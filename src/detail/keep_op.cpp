@@ -67,7 +67,7 @@ void keep_op::launch() {
     self->core_->enroll(self.get());
     self->enrolled_ = true;
     self->core_->watch(lock_access::state(self->held_).get(), self.get());
-    if (self->core_->closed()) return self->abort();
+    if (self->core_->closed()) return self->client_closed();
     self->step();
   });
 }
@@ -95,7 +95,7 @@ void keep_op::lock_changed() {
   boost::asio::post(core_->strand(), [self = shared_from_this()] { self->step(); });
 }
 
-void keep_op::abort() {
+void keep_op::client_closed() {
   if (done_) return;
   take_sightings();
   fsm_.closed();

@@ -72,7 +72,7 @@ class keep_op final : public registered_operation,
   unsigned extensions() const noexcept { return extensions_.load(std::memory_order_relaxed); }
   const std::shared_ptr<client_core>& core() const noexcept { return core_; }
 
-  void abort() override;
+  void client_closed() override;
   void on_due(clock::time_point now) override;
   void lock_changed() override;
 

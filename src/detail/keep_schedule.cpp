@@ -33,7 +33,7 @@ void keep_schedule::unschedule(scheduled_keeper& keeper) noexcept {
   }
 }
 
-void keep_schedule::shutdown() noexcept {
+void keep_schedule::close() noexcept {
   closed_ = true;
   for (auto& [at, keeper] : waiting_) keeper->scheduled_ = false;
   waiting_.clear();

@@ -44,7 +44,7 @@ class keep_schedule {
   void unschedule(scheduled_keeper& keeper) noexcept;
   /// The client closed: the timer stops and nothing is scheduled again, so
   /// the executor's run() can return.
-  void shutdown() noexcept;
+  void close() noexcept;
   /// How many keepers are waiting (for tests).
   std::size_t size() const noexcept { return waiting_.size(); }
 

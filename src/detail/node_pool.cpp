@@ -6,8 +6,8 @@ void node_pool::start() {
   for (auto& c : connections_) c->start();
 }
 
-void node_pool::shutdown() {
-  for (auto& c : connections_) c->shutdown();
+void node_pool::close() {
+  for (auto& c : connections_) c->close();
 }
 
 void node_pool::abandon() noexcept {

@@ -31,8 +31,8 @@ class node_pool {
 
   /// Starts connecting every node.
   void start();
-  /// Closes every connection (see connection::shutdown).
-  void shutdown();
+  /// Closes every connection (see connection::close).
+  void close();
   /// Drops every queued callback without calling it.
   void abandon() noexcept;
 

@@ -34,7 +34,7 @@ class operation : public registered_operation,
     if (core_->observer()) started_ = clock::now();  // no clock read for nobody
     core_->enroll(this);
     enrolled_ = true;
-    if (core_->closed()) return abort();
+    if (core_->closed()) return client_closed();
     run();
   }
 

@@ -69,7 +69,7 @@ void release_op::on_reply(const vote& answer) {
 
 void release_op::cancel() { finish(boost::asio::error::operation_aborted); }
 
-void release_op::abort() { finish(boost::asio::error::operation_aborted); }
+void release_op::client_closed() { finish(boost::asio::error::operation_aborted); }
 
 void release_op::finish(error_code ec) {
   if (completed()) return;

@@ -14,7 +14,7 @@ class release_op final : public operation<release_op, error_code, std::size_t> {
  public:
   release_op(std::shared_ptr<client_core> core, redlock::lock held,
              completion<error_code, std::size_t> done);
-  void abort() override;
+  void client_closed() override;
 
  private:
   void run() override;

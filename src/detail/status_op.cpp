@@ -43,7 +43,7 @@ void status_op::on_answer(std::size_t node, node_status answer) {
 
 void status_op::cancel() { complete(boost::asio::error::operation_aborted, {}); }
 
-void status_op::abort() { complete(boost::asio::error::operation_aborted, {}); }
+void status_op::client_closed() { complete(boost::asio::error::operation_aborted, {}); }
 
 void status_op::finish() {
   if (completed()) return;

@@ -15,7 +15,7 @@ class status_op final : public operation<status_op, error_code, resource_status>
  public:
   status_op(std::shared_ptr<client_core> core, std::string resource, milliseconds timeout,
             completion<error_code, resource_status> done);
-  void abort() override;
+  void client_closed() override;
 
  private:
   void run() override;

@@ -109,10 +109,10 @@ void wakeup_hub::abandon() noexcept {
   for (auto& subscriber : subscribers_) subscriber->abandon();
 }
 
-void wakeup_hub::shutdown() {
+void wakeup_hub::close() {
   posted_.clear();
   line_.clear();
-  for (auto& subscriber : subscribers_) subscriber->shutdown();
+  for (auto& subscriber : subscribers_) subscriber->close();
 }
 
 }  // namespace redlock::detail

@@ -76,7 +76,7 @@ class wakeup_hub {
   void keep_alive_with(std::weak_ptr<void> owner) { owner_ = std::move(owner); }
   /// Forgets a waiter; the last waiter of a key unsubscribes.
   void cancel(waiter_id id);
-  void shutdown();
+  void close();
   /// Drops every waiter and subscriber callback without calling it.
   void abandon() noexcept;
 

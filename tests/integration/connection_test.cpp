@@ -332,7 +332,7 @@ TEST_CASE("an expired retried command fails on reconnect only after the live one
   REQUIRE(order.elements.size() == 2);
   CHECK(order.elements[0].text == "Y");
   CHECK(order.elements[1].text == "Z");
-  boost::asio::post(strand, [conn] { conn->shutdown(); });
+  boost::asio::post(strand, [conn] { conn->close(); });
   e.io.run_for(100ms);
 }
 
@@ -375,7 +375,7 @@ TEST_CASE("a retried command's reply is marked repeated only if its first copy w
     run_until(e.io, [&] { return repeated.has_value(); });
     CHECK_FALSE(*repeated);
   }
-  boost::asio::post(strand, [conn] { conn->shutdown(); });
+  boost::asio::post(strand, [conn] { conn->close(); });
   e.io.run_for(100ms);
 }
 
@@ -436,6 +436,6 @@ TEST_CASE("a subscriber connection without a push handler fails on a push", "[in
   };
   run_until(e.io, lost, 5s);
   CHECK(lost());
-  boost::asio::post(strand, [conn] { conn->shutdown(); });
+  boost::asio::post(strand, [conn] { conn->close(); });
   e.io.run_for(100ms);
 }

@@ -16,7 +16,7 @@ using redlock::detail::node_pool;
 namespace {
 
 // Connections that are never started open no socket: what is sent waits for
-// a set-up that never comes, and shutdown() fails it.
+// a set-up that never comes, and close() fails it.
 node_pool make_pool(boost::asio::io_context& io, std::size_t nodes) {
   return node_pool(boost::asio::make_strand(io.get_executor()),
                    std::vector<redlock::node_config>(nodes),
@@ -37,7 +37,7 @@ TEST_CASE("node_pool::broadcast sends to the nodes asked for and names each answ
 
   CHECK(pool.broadcast("*1\r\n$4\r\nPING\r\n", record, [](std::size_t i) { return i % 2 == 0; }) ==
         3);
-  pool.shutdown();
+  pool.close();
   io.poll();
   REQUIRE(answers.size() == 3);
   for (const auto& [node, ec] : answers) {
@@ -58,7 +58,7 @@ TEST_CASE("node_pool::broadcast of a shared command reaches every node by defaul
                        CHECK(ec);
                        nodes.push_back(node);
                      }) == 3);
-  pool.shutdown();
+  pool.close();
   io.poll();
   std::sort(nodes.begin(), nodes.end());
   CHECK(nodes == std::vector<std::size_t>{0, 1, 2});
