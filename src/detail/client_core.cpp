@@ -111,11 +111,11 @@ void client_core::enroll(registered_operation* op) noexcept { running_.push_fron
 
 void client_core::withdraw(registered_operation* op) noexcept { op->unlink(); }
 
-void client_core::watch(const lock_state* lock, lock_watcher* watcher) {
+void client_core::watch(const lock_state* lock, registered_operation* watcher) {
   watchers_.emplace(lock, watcher);
 }
 
-void client_core::unwatch(const lock_state* lock, lock_watcher* watcher) noexcept {
+void client_core::unwatch(const lock_state* lock, registered_operation* watcher) noexcept {
   const auto [first, last] = watchers_.equal_range(lock);
   for (auto it = first; it != last; ++it) {
     if (it->second == watcher) {

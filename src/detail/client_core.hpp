@@ -33,22 +33,15 @@ class registered_operation : public boost::intrusive::list_base_hook<
   /// The client is closing: complete with operation_aborted, now or (an
   /// acquire with an attempt in flight) once its undo is queued and failed.
   virtual void client_closed() = 0;
+  /// A lock it watches (client_core::watch) was found lost or its release
+  /// began: a keeper must not wait for its next planned wake-up to learn it.
+  virtual void lock_changed() {}
 
  protected:
   ~registered_operation() = default;
 };
 
 struct lock_state;
-
-/// Told (on the strand) when a lock it watches is found lost or released:
-/// a keeper must not wait for its next planned wake-up to learn it.
-class lock_watcher {
- public:
-  virtual void lock_changed() = 0;
-
- protected:
-  ~lock_watcher() = default;
-};
 
 class client_core {
  public:
@@ -94,10 +87,10 @@ class client_core {
   void enroll(registered_operation* op) noexcept;
   void withdraw(registered_operation* op) noexcept;
 
-  /// `watcher` (a keeper) is told when `lock` is found lost or its release
-  /// begins, until unwatch().
-  void watch(const lock_state* lock, lock_watcher* watcher);
-  void unwatch(const lock_state* lock, lock_watcher* watcher) noexcept;
+  /// `watcher` (a keeper) is told (registered_operation::lock_changed) when
+  /// `lock` is found lost or its release begins, until unwatch().
+  void watch(const lock_state* lock, registered_operation* watcher);
+  void unwatch(const lock_state* lock, registered_operation* watcher) noexcept;
   /// `lock` was just found lost, or its release began: tells its watchers.
   void lock_changed(const lock_state* lock);
 
@@ -121,7 +114,7 @@ class client_core {
   loss_watch losses_;
   boost::intrusive::list<registered_operation, boost::intrusive::constant_time_size<false>>
       running_;
-  std::unordered_multimap<const lock_state*, lock_watcher*> watchers_;
+  std::unordered_multimap<const lock_state*, registered_operation*> watchers_;
   bool closed_ = false;
 };
 

@@ -42,7 +42,6 @@ struct lease_state final : lease_clock {
 
 class keep_op final : public registered_operation,
                       public scheduled_keeper,
-                      public lock_watcher,
                       public std::enable_shared_from_this<keep_op> {
  public:
   /// `held` and `options` are valid (checked by the keeper).

@@ -202,12 +202,12 @@ class checker {
         if (e.op == op_kind::acquire) {
           samples_.push_back({invoked_at, e.t, false, e.err == "not_acquired"});
         }
-        // A store failure leaves the register unknown; an abandoned section
+        // A store failure leaves the register unknown; a section given up
         // wrote nothing.
         // A write the resource refused as stale wrote nothing either.
         if (e.op == op_kind::cs && e.err == refused_section) {
           ++report_.stale_writes_refused;
-        } else if (e.op == op_kind::cs && e.err != abandoned_section) {
+        } else if (e.op == op_kind::cs && e.err != given_up_section) {
           uncertain_.insert(e.res);
         }
         continue;

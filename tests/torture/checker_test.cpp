@@ -494,12 +494,12 @@ TEST_CASE("checker: a success without a token or a validity is bogus", "[torture
   }
 }
 
-TEST_CASE("checker: an abandoned critical section wrote nothing", "[torture][checker]") {
+TEST_CASE("checker: a critical section given up wrote nothing", "[torture][checker]") {
   builder b;
   b.acquire(0, "r", "A", 0, 1, 100);
   b.cs(0, "r", "A", 2, 5, 0);
   b.invoke(0, 0, op_kind::cs, 6, "r", "A");
-  b.done(0, 0, op_kind::cs, event_type::fail, 8, "r", "A").err = std::string(abandoned_section);
+  b.done(0, 0, op_kind::cs, event_type::fail, 8, "r", "A").err = std::string(given_up_section);
   b.release(0, "r", "A", 9);
   b.acquire(1, "r", "B", 10, 11, 100);
   b.cs(1, "r", "B", 12, 15, 1);

@@ -25,7 +25,7 @@ enum class event_type { invoke, ok, fail };
 std::string_view name(op_kind op);
 
 /// The err of a cs fail that left the register untouched on purpose.
-inline constexpr std::string_view abandoned_section = "abandoned";
+inline constexpr std::string_view given_up_section = "given up";
 /// The err of a cs fail whose fenced write (or claim) the resource refused
 /// as stale: the register is untouched.
 inline constexpr std::string_view refused_section = "refused";

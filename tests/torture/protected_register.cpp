@@ -145,9 +145,9 @@ void protected_register::end_fenced(worker_history& history, const open_section&
   history.record(std::move(e));
 }
 
-void protected_register::abandon(worker_history& history, const open_section& section) {
+void protected_register::give_up(worker_history& history, const open_section& section) {
   event e = section_event(event_type::fail, section.res, section.token);
-  e.err = std::string(abandoned_section);
+  e.err = std::string(given_up_section);
   history.record(std::move(e));
 }
 

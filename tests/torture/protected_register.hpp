@@ -38,9 +38,9 @@ class protected_register {
   /// there is a failure of the test setup.
   void end(worker_history& history, const open_section& section);
   /// Ends the section without writing (the holder could no longer be sure
-  /// of its lock): records a cs fail with err "abandoned", which the checker
+  /// of its lock): records a cs fail with err "given up", which the checker
   /// knows left the register untouched.
-  void abandon(worker_history& history, const open_section& section);
+  void give_up(worker_history& history, const open_section& section);
 
   /// The fenced read-modify-write: first a claim, a fenced write of
   /// claim:<res> under the register's fence record fence:<res>, so that

@@ -152,7 +152,7 @@ class worker {
       extend_in_section(held);
       // The extend took time and may have failed: check again before writing.
       if (!enough_validity(held, work - first_half)) {
-        register_.abandon(client_.history(), section);
+        register_.give_up(client_.history(), section);
         return;
       }
       std::this_thread::sleep_for(work - first_half);
@@ -193,7 +193,7 @@ class worker {
         recorded_deadline = deadline;
       }
       if (kept.lost()) {
-        register_.abandon(client_.history(), section);
+        register_.give_up(client_.history(), section);
         return;
       }
       std::this_thread::sleep_for(slice);
@@ -329,7 +329,7 @@ class contender {
       if (election.leading()) {
         register_.end(client_.history(), section);
       } else {
-        register_.abandon(client_.history(), section);
+        register_.give_up(client_.history(), section);
       }
     }
   }

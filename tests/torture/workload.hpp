@@ -31,7 +31,7 @@ struct workload_profile {
   double extend_share = 0.25;
   /// The share of critical sections run under a keeper (auto-extension),
   /// lasting 1 to keep_ttls TTLs, checking the lost-lock signal and the
-  /// validity every few milliseconds and abandoning the section when either
+  /// validity every few milliseconds and giving the section up when either
   /// says so.
   double keep_share = 0;
   int keep_ttls = 3;
