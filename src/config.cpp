@@ -96,6 +96,8 @@ std::vector<node_config> nodes_from_env(const char* variable) {
   }
 }
 
+// Long: every check of a configuration in one list, in the order a reader
+// of its warnings meets the settings.
 std::vector<std::string> validate(const client_config& config) {
   if (config.nodes.empty()) {
     throw config_error(errc::no_nodes, "redlock: invalid configuration: no Redis nodes configured");

@@ -11,6 +11,7 @@ class redlock_category final : public boost::system::error_category {
  public:
   const char* name() const noexcept override { return "redlock"; }
 
+  // Long: one case per errc, a table that reads best whole.
   std::string message(int value) const override {
     switch (static_cast<errc>(value)) {
       case errc::not_acquired:

@@ -9,6 +9,7 @@
 
 namespace redlock {
 
+// Long: one case per errc, a table that reads best whole.
 std::string_view to_string(errc e) noexcept {
   switch (e) {
     case errc::not_acquired:
