@@ -51,7 +51,7 @@ struct detail::blocking_runner {
   }
 
   ~blocking_runner() {
-    async.reset();  // posts the shutdown, which ends all the client's work
+    async.reset();  // posts the close, which ends all the client's work
     work.reset();
     thread.join();
   }

@@ -15,8 +15,8 @@ namespace redlock {
 client::client(executor_type executor, client_config config)
     : executor_(std::move(executor)),
       core_(std::make_shared<detail::client_core>(executor_, std::move(config))) {
-  // Should the context be destroyed without running our shutdown, its own
-  // shutdown lets go of what our queued callbacks hold.
+  // Should the context be destroyed without running the close our
+  // destruction posts, its shutdown lets go of what our queued callbacks hold.
   auto& context = boost::asio::query(
       executor_, boost::asio::execution::context_as<boost::asio::execution_context&>);
   boost::asio::use_service<detail::teardown_service>(context).watch(core_);

@@ -96,9 +96,10 @@ std::vector<node_config> nodes_from_env(const char* variable) {
   }
 }
 
-// Long: every check of a configuration in one list, in the order a reader
-// of its warnings meets the settings.
-std::vector<std::string> validate(const client_config& config) {
+namespace {
+
+/// The node list: some nodes, not too many, each complete and listed once.
+void check_nodes(const client_config& config) {
   if (config.nodes.empty()) {
     throw config_error(errc::no_nodes, "redlock: invalid configuration: no Redis nodes configured");
   }
@@ -135,6 +136,10 @@ std::vector<std::string> validate(const client_config& config) {
                                      node.host, node.port));
     }
   }
+}
+
+/// The drift factor and the connection's timeouts and reconnect delays.
+void check_timing(const client_config& config) {
   if (!(config.drift_factor >= 0.0 && config.drift_factor < 1.0)) {
     throw config_error(
         errc::invalid_drift_factor,
@@ -153,6 +158,13 @@ std::vector<std::string> validate(const client_config& config) {
         "delays must be positive and at most 365 days, initial_delay <= max_delay, jitter in "
         "[0, 1]");
   }
+}
+
+}  // namespace
+
+std::vector<std::string> validate(const client_config& config) {
+  check_nodes(config);
+  check_timing(config);
 
   std::vector<std::string> warnings;
   const auto n = config.nodes.size();

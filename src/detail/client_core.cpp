@@ -86,7 +86,7 @@ void client_core::start(const std::shared_ptr<client_core>& self) {
 void client_core::close() {
   if (closed_) return;
   closed_ = true;
-  // Copy: aborting completes operations, which withdraw themselves.
+  // Copy: told the client closed, operations complete and withdraw.
   std::vector<registered_operation*> running;
   for (auto& op : running_) running.push_back(&op);
   for (auto* op : running) op->client_closed();
@@ -126,8 +126,11 @@ void client_core::unwatch(const lock_state* lock, registered_operation* watcher)
 }
 
 void client_core::lock_changed(const lock_state* lock) {
+  // Copied: a watcher may unwatch while it is told.
+  std::vector<registered_operation*> told;
   const auto [first, last] = watchers_.equal_range(lock);
-  for (auto it = first; it != last; ++it) it->second->lock_changed();
+  for (auto it = first; it != last; ++it) told.push_back(it->second);
+  for (auto* watcher : told) watcher->lock_changed();
 }
 
 std::string client_core::key_for(std::string_view resource) const {

@@ -49,7 +49,8 @@ class client_core {
 
   /// Starts connecting to every node (posted onto the strand).
   void start(const std::shared_ptr<client_core>& self);
-  /// Closes every connection and aborts every operation; idempotent.
+  /// Closes every connection and ends every operation
+  /// (registered_operation::client_closed); idempotent.
   void close();
   /// The executor's context is shutting down without having run close():
   /// drops every queued callback, without calling it, so that the

@@ -61,6 +61,12 @@ void keep_op::take_sightings() noexcept {
   }
 }
 
+keep_op::~keep_op() {
+  if (done_) return;
+  core_->unwatch(lock_access::state(held_).get(), this);
+  core_->keepers().unschedule(*this);
+}
+
 void keep_op::launch() {
   boost::asio::post(core_->strand(), [self = shared_from_this()] {
     if (self->done_) return;

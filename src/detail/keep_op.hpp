@@ -46,6 +46,9 @@ class keep_op final : public registered_operation,
  public:
   /// `held` and `options` are valid (checked by the keeper).
   keep_op(std::shared_ptr<client_core> core, redlock::lock held, const keep_options& options);
+  /// Unfinished only when its callbacks were dropped (teardown): leaves no
+  /// pointer to it in the core's watchers or the keep schedule.
+  ~keep_op();
   keep_op(const keep_op&) = delete;
   keep_op& operator=(const keep_op&) = delete;
 

@@ -1,5 +1,5 @@
 // Breaks the reference cycles of clients whose io_context is destroyed
-// without running the shutdown their destruction posted: their queued
+// without running the close their destruction posted: their queued
 // callbacks (which hold operations, which hold the client's state) are
 // dropped when the context shuts down, so nothing is leaked.
 #pragma once

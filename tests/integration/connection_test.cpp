@@ -380,7 +380,7 @@ TEST_CASE("a retried command's reply is marked repeated only if its first copy w
 }
 
 // ASan found it with TLS: a client destroyed and then its io_context,
-// without running the shutdown the destruction posted, leaked everything
+// without running the close the destruction posted, leaked everything
 // its queued callbacks held (operation, handler, the client's state: a
 // cycle). The context's shutdown now lets go of them.
 TEST_CASE("destroying the io_context without running it after the client frees everything",
