@@ -126,9 +126,10 @@ void client_core::unwatch(const lock_state* lock, registered_operation* watcher)
 }
 
 void client_core::lock_changed(const lock_state* lock) {
+  const auto [first, last] = watchers_.equal_range(lock);
+  if (first == last) return;  // every release passes here: no allocation then
   // Copied: a watcher may unwatch while it is told.
   std::vector<registered_operation*> told;
-  const auto [first, last] = watchers_.equal_range(lock);
   for (auto it = first; it != last; ++it) told.push_back(it->second);
   for (auto* watcher : told) watcher->lock_changed();
 }

@@ -546,17 +546,17 @@ struct kept_result {
 
 kept_result acquire_kept(env& e, redlock::client& locks, std::vector<std::string> resources,
                          const redlock::lock_options& options, const keep_options& keep = {}) {
-  auto result = std::make_shared<std::optional<kept_result>>();
   bool returned = false;
-  redlock::async_acquire_kept(
-      locks, std::move(resources), options, keep,
-      [result, &returned](error_code ec, redlock::lock attempt, keeper kept) {
-        CHECK(returned);  // never from inside the call
-        result->emplace(kept_result{ec, std::move(attempt), std::move(kept)});
-      });
-  returned = true;
-  run_until(e.io, [&] { return result->has_value(); });
-  return std::move(**result);
+  auto [ec, attempt, kept] = run_op<error_code, redlock::lock, keeper>(e.io, [&](auto handler) {
+    redlock::async_acquire_kept(locks, std::move(resources), options, keep,
+                                [&returned, handler = std::move(handler)](
+                                    error_code ec, redlock::lock attempt, keeper kept) mutable {
+                                  CHECK(returned);  // never from inside the call
+                                  handler(ec, std::move(attempt), std::move(kept));
+                                });
+    returned = true;
+  });
+  return {ec, std::move(attempt), std::move(kept)};
 }
 
 }  // namespace
