@@ -37,8 +37,9 @@ namespace args = redlock::args;
 
 namespace {
 
-enum class workload { latency, throughput, contention };
-constexpr std::array all_workloads{workload::latency, workload::throughput, workload::contention};
+enum class workload { latency, throughput, contention, held };
+constexpr std::array all_workloads{workload::latency, workload::throughput, workload::contention,
+                                   workload::held};
 
 struct options {
   std::vector<redlock::node_config> nodes;
@@ -57,6 +58,8 @@ struct options {
   /// quorum that counts node 0 disagrees; "all": every node's floor apart,
   /// so every quorum disagrees. Implies fenced.
   std::string fence_disagree = "none";
+  /// held: how many kept locks.
+  std::uint64_t locks = 100'000;
 };
 
 /// Where every node keeps its fencing state (docs/fencing.md).
@@ -81,6 +84,8 @@ const char* name_of(workload w) {
       return "throughput";
     case workload::contention:
       return "contention";
+    case workload::held:
+      return "held";
   }
   return "?";
 }
@@ -101,7 +106,8 @@ void add_options(CLI::App& app, options& o) {
   app.add_option_function<std::string>(
          "--workload", set_workload,
          "latency: acquire and release, one at a time; throughput: the same, concurrently; "
-         "contention: every worker after one resource, held for --hold")
+         "contention: every worker after one resource, held for --hold; held: acquire --locks "
+         "locks, keep them all extended (keeper) for --duration, count the lapses")
       ->check(CLI::IsMember(workload_names))
       ->default_str(name_of(o.kind));
   args::add_duration(app, "--duration", o.duration, "Measured time, after the warm-up");
@@ -112,6 +118,9 @@ void add_options(CLI::App& app, options& o) {
   args::add_duration(app, "--ttl", o.ttl, "TTL of each lock");
   args::add_duration(app, "--warmup", o.warmup, "Time before the measured period (not counted)");
   args::add_duration(app, "--hold", o.hold, "How long contention's holders keep the lock");
+  app.add_option("--locks", o.locks, "held: how many locks to acquire and keep")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{10'000'000}))
+      ->capture_default_str();
   app.add_option("--observer", o.observer,
                  "none, or noop: install an observer that does nothing (the hooks' cost)")
       ->check(CLI::IsMember({"none", "noop"}))
@@ -132,6 +141,9 @@ void add_options(CLI::App& app, options& o) {
 std::optional<std::string> command_line_problem(const options& o) {
   if (o.nodes.empty()) return "--nodes is required";
   if (o.duration <= milliseconds::zero()) return "--duration must be positive";
+  if (o.kind == workload::held && (o.fenced || o.fence_disagree != "none" || o.observer != "none"))
+    return "--workload held takes neither --fenced, --fence-disagree nor --observer (it installs "
+           "its own observer to time the extensions)";
   if (o.fence_disagree != "none") {
     if (o.kind == workload::contention)
       return "--fence-disagree needs a workload that locks fresh resources (latency, throughput)";
@@ -339,6 +351,157 @@ asio::awaitable<void> contention_worker(run& r) {
   }
 }
 
+/// held: every extension's time and result, from the client's own hooks.
+struct extension_observer final : redlock::observer {
+  void on_operation(const redlock::operation_report& report) override {
+    if (report.kind != redlock::operation_kind::extend) return;
+    if (report.result) {
+      ++failed;
+      if (first_failure.empty()) first_failure = report.result.message();
+    } else {
+      latency_ms.add(report.latency);
+    }
+  }
+  samples latency_ms;
+  std::uint64_t failed = 0;
+  std::string first_failure;
+};
+
+/// held: what the acquire workers share.
+struct held_run {
+  const options& opts;
+  redlock::client& locks;
+  std::vector<redlock::keeper> kept;
+  std::uint64_t next = 0;
+  std::uint64_t errors = 0;
+  std::uint64_t lapses = 0;  ///< Lost-lock signals seen (on_lost).
+  std::string first_error;
+};
+
+// Acquire fresh resources and keep them, until --locks are kept.
+asio::awaitable<void> held_acquirer(held_run& h) {
+  redlock::lock_options lock_opts;
+  lock_opts.ttl = h.opts.ttl;
+  lock_opts.retry = redlock::retry_policy::try_once();
+  redlock::keep_options keep;
+  keep.on_lost = [&h](redlock::error_code) { ++h.lapses; };
+  redlock::error_code ec;
+  while (h.next < h.opts.locks) {
+    std::vector<std::string> resource{fmt::format("h{}", h.next++)};
+    auto [held, kept] =
+        co_await redlock::async_acquire_kept(h.locks, std::move(resource), lock_opts, keep,
+                                             asio::redirect_error(asio::use_awaitable, ec));
+    if (ec) {
+      ++h.errors;
+      if (h.first_error.empty()) h.first_error = ec.message();
+      continue;
+    }
+    h.kept.push_back(std::move(kept));
+  }
+}
+
+// Release kept locks from the back of the list until none is left.
+asio::awaitable<void> held_releaser(held_run& h) {
+  redlock::error_code ec;
+  while (!h.kept.empty()) {
+    auto kept = std::move(h.kept.back());
+    h.kept.pop_back();
+    co_await kept.async_release(asio::redirect_error(asio::use_awaitable, ec));
+    if (ec && ec != redlock::errc::lock_lost) {
+      ++h.errors;
+      if (h.first_error.empty()) h.first_error = ec.message();
+    }
+  }
+}
+
+/// Runs `workers` copies of `make()` on `io` and returns when all are done.
+template <class MakeWorker>
+void run_workers(asio::io_context& io, unsigned workers, MakeWorker make) {
+  unsigned left = workers;
+  for (unsigned i = 0; i < workers; ++i) {
+    asio::co_spawn(io, make(), [&left](std::exception_ptr e) {
+      --left;
+      if (!e) return;
+      try {
+        std::rethrow_exception(e);
+      } catch (const std::exception& ex) {
+        fmt::print(stderr, "redlock-bench: worker failed: {}\n", ex.what());
+      }
+    });
+  }
+  while (left > 0) io.run_one();
+}
+
+/// The held workload: acquire --locks kept locks (--concurrency at a time),
+/// keep them for --duration, then release them. The memory per lock is the
+/// growth from a connected, empty client to the end of the hold; CPU is that
+/// of the hold alone. Returns the exit status.
+int run_held(const options& opts, asio::io_context& io, redlock::client& locks,
+             const extension_observer& extensions) {
+  held_run h{opts, locks, {}, 0, 0, 0, {}};
+  h.kept.reserve(opts.locks);
+  {
+    // Connect (and let the connections settle) before the empty reading.
+    held_run probe{opts, locks, {}, opts.locks - 1, 0, 0, {}};
+    run_workers(io, 1, [&] { return held_acquirer(probe); });
+    run_workers(io, 1, [&] { return held_releaser(probe); });
+  }
+  const long rss_empty = current_rss_kb();
+  const auto t0 = redlock::clock::now();
+  run_workers(io, opts.concurrency, [&] { return held_acquirer(h); });
+  const auto t1 = redlock::clock::now();
+  const long rss_acquired = current_rss_kb();
+  const auto kept = h.kept.size();
+
+  const auto cpu_start = cpu_now();
+  const auto allocations_start = redlock::bench::allocations();
+  asio::steady_timer hold(io, opts.duration);
+  bool held_done = false;
+  hold.async_wait([&](boost::system::error_code) { held_done = true; });
+  while (!held_done) io.run_one();
+  const auto cpu_end = cpu_now();
+  const auto allocations = redlock::bench::allocations() - allocations_start;
+  const long rss_held = current_rss_kb();
+  std::uint64_t lost_at_end = 0;
+  std::uint64_t extended = 0;
+  for (const auto& k : h.kept) {
+    if (k.lost()) ++lost_at_end;
+    extended += k.extensions();
+  }
+
+  const auto t2 = redlock::clock::now();
+  run_workers(io, opts.concurrency, [&] { return held_releaser(h); });
+  const auto t3 = redlock::clock::now();
+  locks.close();
+  io.run();
+
+  const double seconds = std::chrono::duration<double>(opts.duration).count();
+  const double cpu = (cpu_end.user - cpu_start.user) + (cpu_end.system - cpu_start.system);
+  const auto secs = [](auto d) { return std::chrono::duration<double>(d).count(); };
+  if (!h.first_error.empty())
+    fmt::print(stderr, "redlock-bench: {} errors, first: {}\n", h.errors, h.first_error);
+  if (!extensions.first_failure.empty())
+    fmt::print(stderr, "redlock-bench: {} extensions failed, first: {}\n", extensions.failed,
+               extensions.first_failure);
+  auto extend_ms = extensions.latency_ms;
+  fmt::print(
+      R"({{"workload":"held","locks":{},"kept":{},"concurrency":{},"ttl_ms":{},"duration_s":{:.1f},)"
+      R"("acquire_s":{:.2f},"release_s":{:.2f},"lapses":{},"lost_at_end":{},"extensions":{},)"
+      R"("extensions_per_s":{:.1f},"extensions_failed":{},"extend_ms":{},"errors":{},)"
+      R"("client_cpu_s":{:.3f},"client_cpu_core_fraction":{:.4f},"allocations_per_extension":{:.1f},)"
+      R"("rss_kb_empty":{},"rss_kb_acquired":{},"rss_kb_held":{},"max_rss_kb":{},)"
+      R"("bytes_per_lock":{:.0f}}})"
+      "\n",
+      opts.locks, kept, opts.concurrency, opts.ttl.count(), seconds, secs(t1 - t0), secs(t3 - t2),
+      h.lapses, lost_at_end, extended, static_cast<double>(extended) / seconds, extensions.failed,
+      extend_ms.json(), h.errors, cpu, cpu / seconds,
+      extended == 0 ? 0.0 : static_cast<double>(allocations) / static_cast<double>(extended),
+      rss_empty, rss_acquired, rss_held, max_rss_kb(),
+      kept == 0 ? 0.0
+                : static_cast<double>(rss_held - rss_empty) * 1024.0 / static_cast<double>(kept));
+  return kept > 0 ? 0 : 1;
+}
+
 // One fenced acquire and release, waiting as long as the nodes' first
 // seeding takes (docs/fencing.md, "First use": max_fenced_ttl x 1.01 plus a
 // request timeout), so that the measured acquires find valid state.
@@ -366,9 +529,9 @@ int main(int argc, char** argv) {
   if (const auto problem = command_line_problem(opts)) return args::usage_error(app, *problem);
   // The workload's own concurrency unless given; latency always measures one at a time.
   if (opts.concurrency == 0 || opts.kind == workload::latency) {
-    opts.concurrency = opts.kind == workload::throughput   ? 64
-                       : opts.kind == workload::contention ? 8
-                                                           : 1;
+    opts.concurrency = opts.kind == workload::throughput || opts.kind == workload::held ? 64
+                       : opts.kind == workload::contention                              ? 8
+                                                                                        : 1;
   }
 
   redlock::client_config config;
@@ -378,6 +541,8 @@ int main(int argc, char** argv) {
   // the warning would only clutter the output.
   config.warn_without_aof = false;
   if (opts.observer == "noop") config.observer = std::make_shared<noop_observer>();
+  auto extensions = std::make_shared<extension_observer>();
+  if (opts.kind == workload::held) config.observer = extensions;
   if (opts.fence_disagree != "none") opts.fenced = true;
   if (opts.fenced) config.max_fenced_ttl = opts.ttl;
 
@@ -390,6 +555,8 @@ int main(int argc, char** argv) {
     if (what.starts_with("redlock: ")) what.erase(0, 9);  // our own line says it
     return args::usage_error(app, "--nodes: " + what);
   }
+
+  if (opts.kind == workload::held) return run_held(opts, io, *locks, *extensions);
 
   // Fenced: get the nodes' fencing state seeded first, then (maybe) make the
   // counters disagree, and read how many scripts each node has run so far.

@@ -55,20 +55,29 @@ void extend_op::run() {
   auto self = shared_from_this();
   // Validity and quorum (and a reentrant hold's expiry) from ttl_ alone;
   // the keys also keep the lock-delay.
-  const auto command = extend_command(state->keys, state->token, ttl_, state->lock_delay);
-  core_->pool().broadcast(command, [self, start](std::size_t node, error_code ec, const reply& r) {
-    const auto v = extend_vote(ec, r);
-    self->report_node(operation_kind::extend, node, as_outcome(v), start);
-    if (self->completed()) return;
-    self->refresh_never_holders();
-    self->decided(self->round_->on_vote(node, v, clock::now()));
-  });
+  start_ = start;
+  if (auto* batch = std::exchange(batch_, nullptr); batch && state->keys.plain_single()) {
+    batch->add(state->keys.keys.front(), state->token, state->key_ttl(ttl_), self);
+  } else {
+    const auto command = extend_command(state->keys, state->token, ttl_, state->lock_delay);
+    core_->pool().broadcast(command, [self](std::size_t node, error_code ec, const reply& r) {
+      self->on_batched_reply(node, ec, r);
+    });
+  }
   timer_.expires_at(std::min(start + state->request_timeout_for(ttl_), deadline));
   timer_.async_wait([self](error_code ec) {
     if (ec || self->completed()) return;
     self->refresh_never_holders();
     self->decided(self->round_->on_timeout(clock::now()));
   });
+}
+
+void extend_op::on_batched_reply(std::size_t node, error_code ec, const reply& r) {
+  const auto v = extend_vote(ec, r);
+  report_node(operation_kind::extend, node, as_outcome(v), start_);
+  if (completed()) return;
+  refresh_never_holders();
+  decided(round_->on_vote(node, v, clock::now()));
 }
 
 void extend_op::refresh_never_holders() {

@@ -2,6 +2,7 @@
 // decided by a quorum_fsm.
 #pragma once
 
+#include "detail/extension_batch.hpp"
 #include "detail/lock_state.hpp"
 #include "detail/operation.hpp"
 #include "detail/quorum_fsm.hpp"
@@ -10,11 +11,16 @@
 
 namespace redlock::detail {
 
-class extend_op final : public operation<extend_op, error_code, redlock::lock> {
+class extend_op final : public operation<extend_op, error_code, redlock::lock>,
+                        public batched_extension {
  public:
   extend_op(std::shared_ptr<client_core> core, redlock::lock held, milliseconds ttl,
             completion<error_code, redlock::lock> done);
   void client_closed() override;
+  /// The next start_here() adds a plain single-key lock's request to
+  /// `batch` (sent when the batch is flushed) rather than sending its own.
+  void send_in(extension_batch& batch) noexcept { batch_ = &batch; }
+  void on_batched_reply(std::size_t node, error_code ec, const reply& r) override;
 
  private:
   void run() override;
@@ -26,6 +32,8 @@ class extend_op final : public operation<extend_op, error_code, redlock::lock> {
   redlock::lock held_;
   milliseconds ttl_;
   std::optional<quorum_fsm> round_;  ///< Made when the round starts.
+  clock::time_point start_{};
+  extension_batch* batch_ = nullptr;  ///< Only until run() has used it.
   timer timer_;
 };
 

@@ -139,14 +139,19 @@ void keep_op::step() {
 }
 
 void keep_op::send_extension(milliseconds ttl) {
+  auto& schedule = core_->keepers();
   auto extension = std::make_shared<extend_op>(
       core_, held_, ttl, [self = shared_from_this()](error_code ec, const redlock::lock&) {
+        self->core_->keepers().extension_ended();
         if (!ec && !self->done_) self->extensions_.fetch_add(1, std::memory_order_relaxed);
         self->take_sightings();
         self->fsm_.on_extended(clock::now(), ec, lock_access::state(self->held_)->deadline());
         self->step();
       });
-  // On the strand already, maybe inside the schedule's cork: sent now.
+  // Among other due keepers: with theirs, when the schedule flushes its batch.
+  if (auto* batch = schedule.open_batch()) extension->send_in(*batch);
+  schedule.extension_started();
+  // On the strand already, maybe inside the schedule's cork.
   extension->start_here();
 }
 

@@ -7,8 +7,10 @@
 
 namespace redlock::detail {
 
-keep_schedule::keep_schedule(strand_type strand, node_pool& pool)
-    : timer_(std::move(strand)), pool_(pool) {}
+keep_schedule::keep_schedule(strand_type strand, node_pool& pool, std::size_t max_in_flight)
+    : timer_(std::move(strand)),
+      pool_(pool),
+      max_in_flight_(std::max<std::size_t>(max_in_flight, 1)) {}
 
 void keep_schedule::schedule(scheduled_keeper& keeper, clock::time_point from,
                              clock::time_point at) {
@@ -33,6 +35,15 @@ void keep_schedule::unschedule(scheduled_keeper& keeper) noexcept {
   }
 }
 
+void keep_schedule::extension_ended() {
+  if (in_flight_ > 0) --in_flight_;
+  if (!paused_ || closed_ || in_flight_ > max_in_flight_ / 2) return;
+  paused_ = false;
+  // Through the timer, not from here: this runs inside an extension's
+  // completion.
+  if (!waiting_.empty() && waiting_.begin()->first < armed_for_) arm(waiting_.begin()->first);
+}
+
 void keep_schedule::close() noexcept {
   closed_ = true;
   for (auto& [at, keeper] : waiting_) keeper->scheduled_ = false;
@@ -55,10 +66,12 @@ void keep_schedule::arm(clock::time_point at) {
 void keep_schedule::fire() {
   armed_for_ = clock::time_point::max();
   const auto now = clock::now();
+  const auto room = in_flight_ < max_in_flight_ ? max_in_flight_ - in_flight_ : 0;
   std::vector<scheduled_keeper*> due;
   // Only keepers whose latest time is within the longest window of now can
-  // have their window open.
-  for (auto it = waiting_.begin(); it != waiting_.end() && it->first <= now + longest_window_;) {
+  // have their window open; the earliest latest times go first.
+  for (auto it = waiting_.begin();
+       it != waiting_.end() && it->first <= now + longest_window_ && due.size() < room;) {
     auto* keeper = it->second;
     if (keeper->wake_from_ <= now) {
       keeper->scheduled_ = false;
@@ -70,8 +83,17 @@ void keep_schedule::fire() {
   }
   {
     // Keepers may schedule themselves again (or others leave) meanwhile.
-    const corked batch(pool_);
+    const corked together(pool_);
+    firing_ = true;
     for (auto* keeper : due) keeper->on_due(now);
+    firing_ = false;
+    batch_.flush(pool_);
+  }
+  // Full: the next round starts when half of these have ended. (Keepers
+  // that ran without extending leave room, and the timer goes on.)
+  if (in_flight_ > max_in_flight_ / 2 && !closed_) {
+    paused_ = true;
+    return;
   }
   if (!waiting_.empty() && waiting_.begin()->first < armed_for_) arm(waiting_.begin()->first);
 }

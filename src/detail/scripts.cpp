@@ -108,6 +108,22 @@ std::string_view extend_script() {
          "return 1\n";
 }
 
+std::string_view extend_many_script() {
+  // One answer per key, as one string: cheaper to send and to read than an
+  // array of integers.
+  return "local out = {}\n"
+         "for i = 1, #KEYS do\n"
+         "  out[i] = '0'\n"
+         "  if redis.pcall('get', KEYS[i]) == ARGV[2 * i - 1] then\n"
+         "    if redis.call('pttl', KEYS[i]) < tonumber(ARGV[2 * i]) then\n"
+         "      redis.call('pexpire', KEYS[i], ARGV[2 * i])\n"
+         "    end\n"
+         "    out[i] = '1'\n"
+         "  end\n"
+         "end\n"
+         "return table.concat(out)\n";
+}
+
 std::string_view reentrant_extend_script() {
   return REDLOCK_REENTRANT_HEAD
       "local ttl = tonumber(ARGV[2])\n"

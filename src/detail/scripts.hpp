@@ -24,6 +24,11 @@ std::string_view reentrant_acquire_script();
 /// to now + ARGV[2] ms, and the key to its longest hold + ARGV[4] ms.
 std::string_view extend_script();
 std::string_view reentrant_extend_script();
+/// Many plain single-key locks at once (a keeper batch): KEYS[i] is one
+/// lock's key, ARGV[2i-1] its token and ARGV[2i] its key TTL in ms. Each key
+/// that holds its token is extended as extend_script does; returns a string
+/// of #KEYS characters, the i-th '1' (extended) or '0' (not ours).
+std::string_view extend_many_script();
 /// Deletes each key that still holds our token (reentrant: removes our token
 /// field, and the key with its last hold, unless one that lapsed is within
 /// its lock-delay, ARGV[4]; else the key lives its longest hold left + the

@@ -676,3 +676,63 @@ TEST_CASE("async_acquire_kept: the handler's cancellation slot cancels the waiti
   CHECK(e.key_everywhere(e.key("slot-kept"), held.held.token()));  // the rival's, untouched
 }
 #endif
+
+// Issue 24: 100,000 kept locks of one client lost half of them when their
+// extensions, all due together, went out as one burst of single-lock calls
+// that outlasted the request timeout.
+TEST_CASE(
+    "kept locks due together are extended many per script call, and one taken over among them "
+    "alone is signalled",
+    "[integration][keep]") {
+  env e;
+  redlock::client locks(e.io.get_executor(), e.config);
+  warm_up(e.io, locks);
+  constexpr int count = 300;
+  std::vector<keeper> kept;
+  int answered = 0;
+  int failed = 0;
+  // All at once, so that their extensions come due together.
+  for (int i = 0; i < count; ++i) {
+    redlock::async_acquire_kept(locks, {fmt::format("batch-{}", i)}, once(1500ms), {},
+                                [&](error_code ec, const redlock::lock&, keeper k) {
+                                  ++answered;
+                                  if (ec) ++failed;
+                                  if (!ec) kept.push_back(std::move(k));
+                                });
+  }
+  run_until(
+      e.io, [&] { return answered == count; }, 10s);
+  REQUIRE(failed == 0);
+  REQUIRE(kept.size() == count);
+  std::vector<std::shared_ptr<signal_record>> signals;
+  for (auto& k : kept) signals.push_back(watch(k));
+  const auto scripts = [&] { return total_calls(e, "eval") + total_calls(e, "evalsha"); };
+  const auto scripts_before = scripts();
+
+  // Another owner takes one of them on a majority, as after an expiry.
+  const auto stolen = e.key(kept[count / 2].held().resource());
+  for (std::size_t i = 0; i < 3; ++i)
+    e.admin[i]->command({"SET", stolen, "someone-else", "PX", "60000"});
+
+  run_until(
+      e.io, [&] { return signals[count / 2]->reason.has_value(); }, 3s);
+  CHECK(*signals[count / 2]->reason == errc::lock_lost);
+  // Two rounds of extensions for the others.
+  wait_on_timer(e.io, 1500ms);
+  unsigned extensions = 0;
+  for (int i = 0; i < count; ++i) {
+    if (i == count / 2) continue;
+    INFO("lock " << i);
+    CHECK_FALSE(signals[i]->reason.has_value());
+    CHECK_FALSE(kept[i].lost());
+    CHECK(kept[i].extensions() >= 2);
+    extensions += kept[i].extensions();
+  }
+  // One call per node carries up to 128 locks: far fewer calls than
+  // extensions (a call per lock would be one per extension per node).
+  const auto calls = scripts() - scripts_before;
+  INFO(calls << " script calls on " << e.admin.size() << " nodes for " << extensions
+             << " extensions");
+  CHECK(calls * 10 < static_cast<long long>(extensions) * static_cast<long long>(e.admin.size()));
+  for (auto& k : kept) k.stop();
+}
