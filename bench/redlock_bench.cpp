@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 #include <hiredis.h>
+#include <malloc.h>
 #include <sys/resource.h>
 #include <unistd.h>
 #include <boost/asio/co_spawn.hpp>
@@ -171,6 +172,9 @@ long max_rss_kb() {
   ::getrusage(RUSAGE_SELF, &usage);
   return usage.ru_maxrss;
 }
+
+/// Bytes the allocator has handed out and not had back (glibc).
+std::size_t heap_in_use() { return ::mallinfo2().uordblks; }
 
 long current_rss_kb() {
   std::ifstream statm("/proc/self/statm");
@@ -447,6 +451,7 @@ int run_held(const options& opts, asio::io_context& io, redlock::client& locks,
     run_workers(io, 1, [&] { return held_releaser(probe); });
   }
   const long rss_empty = current_rss_kb();
+  const auto heap_empty = heap_in_use();
   const auto t0 = redlock::clock::now();
   run_workers(io, opts.concurrency, [&] { return held_acquirer(h); });
   const auto t1 = redlock::clock::now();
@@ -462,6 +467,7 @@ int run_held(const options& opts, asio::io_context& io, redlock::client& locks,
   const auto cpu_end = cpu_now();
   const auto allocations = redlock::bench::allocations() - allocations_start;
   const long rss_held = current_rss_kb();
+  const auto heap_held = heap_in_use();
   std::uint64_t lost_at_end = 0;
   std::uint64_t extended = 0;
   for (const auto& k : h.kept) {
@@ -490,7 +496,7 @@ int run_held(const options& opts, asio::io_context& io, redlock::client& locks,
       R"("extensions_per_s":{:.1f},"extensions_failed":{},"extend_ms":{},"errors":{},)"
       R"("client_cpu_s":{:.3f},"client_cpu_core_fraction":{:.4f},"allocations_per_extension":{:.1f},)"
       R"("rss_kb_empty":{},"rss_kb_acquired":{},"rss_kb_held":{},"max_rss_kb":{},)"
-      R"("bytes_per_lock":{:.0f}}})"
+      R"("bytes_per_lock":{:.0f},"heap_bytes_per_lock":{:.0f}}})"
       "\n",
       opts.locks, kept, opts.concurrency, opts.ttl.count(), seconds, secs(t1 - t0), secs(t3 - t2),
       h.lapses, lost_at_end, extended, static_cast<double>(extended) / seconds, extensions.failed,
@@ -498,7 +504,10 @@ int run_held(const options& opts, asio::io_context& io, redlock::client& locks,
       extended == 0 ? 0.0 : static_cast<double>(allocations) / static_cast<double>(extended),
       rss_empty, rss_acquired, rss_held, max_rss_kb(),
       kept == 0 ? 0.0
-                : static_cast<double>(rss_held - rss_empty) * 1024.0 / static_cast<double>(kept));
+                : static_cast<double>(rss_held - rss_empty) * 1024.0 / static_cast<double>(kept),
+      kept == 0 ? 0.0
+                : (static_cast<double>(heap_held) - static_cast<double>(heap_empty)) /
+                      static_cast<double>(kept));
   return kept > 0 ? 0 : 1;
 }
 

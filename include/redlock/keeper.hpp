@@ -75,6 +75,8 @@ class keeper {
   /// The kept lock: a copy of the handle, whose validity moves with every
   /// extension. Its fence() and fences() (for a fenced acquire) are those
   /// of the acquire and never change: extensions keep the fencing tokens.
+  /// Its nodes() is empty: each node's outcome is in the handle that was
+  /// acquired (a keeper does not keep a copy of them for every kept lock).
   const lock& held() const noexcept;
   /// The signal has fired, or its time has passed (so it is about to fire:
   /// this is true on time even while the client's executor is busy, or

@@ -27,10 +27,11 @@ round_rules extend_rules(milliseconds ttl, double drift_factor, clock::time_poin
 }  // namespace
 
 extend_op::extend_op(std::shared_ptr<client_core> core, redlock::lock held, milliseconds ttl,
-                     completion<error_code, redlock::lock> done)
+                     completion<error_code, redlock::lock> done, bool with_outcomes)
     : operation(std::move(core), std::move(done)),
       held_(std::move(held)),
       ttl_(ttl),
+      with_outcomes_(with_outcomes),
       timer_(core_->strand()) {}
 
 void extend_op::run() {
@@ -61,7 +62,7 @@ void extend_op::run() {
   } else {
     const auto command = extend_command(state->keys, state->token, ttl_, state->lock_delay);
     core_->pool().broadcast(command, [self](std::size_t node, error_code ec, const reply& r) {
-      self->on_batched_reply(node, ec, r);
+      self->on_batched_reply(node, ec, r, clock::now());
     });
   }
   timer_.expires_at(std::min(start + state->request_timeout_for(ttl_), deadline));
@@ -72,12 +73,13 @@ void extend_op::run() {
   });
 }
 
-void extend_op::on_batched_reply(std::size_t node, error_code ec, const reply& r) {
+void extend_op::on_batched_reply(std::size_t node, error_code ec, const reply& r,
+                                 clock::time_point now) {
   const auto v = extend_vote(ec, r);
   report_node(operation_kind::extend, node, as_outcome(v), start_);
   if (completed()) return;
   refresh_never_holders();
-  decided(round_->on_vote(node, v, clock::now()));
+  decided(round_->on_vote(node, v, now));
 }
 
 void extend_op::refresh_never_holders() {
@@ -119,6 +121,7 @@ void extend_op::finish(error_code ec) {
                     state && !state->resources.empty() ? state->resources.front() : "", ec);
   // Same acquisition, this round's node outcomes (none if it never started).
   const bool ran = round_ && round_->current() != quorum_fsm::state::pending;
+  if (!with_outcomes_) return void(complete(ec, lock_access::make(state, {})));
   complete(ec, state ? lock_access::make(state, ran ? round_->outcomes() : held_.nodes())
                      : lock_access::failed({}));
 }

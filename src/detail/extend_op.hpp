@@ -14,13 +14,16 @@ namespace redlock::detail {
 class extend_op final : public operation<extend_op, error_code, redlock::lock>,
                         public batched_extension {
  public:
+  /// `with_outcomes`: the handle given to `done` tells each node's outcome
+  /// (a keeper, which reads only the shared state, does without).
   extend_op(std::shared_ptr<client_core> core, redlock::lock held, milliseconds ttl,
-            completion<error_code, redlock::lock> done);
+            completion<error_code, redlock::lock> done, bool with_outcomes = true);
   void client_closed() override;
   /// The next start_here() adds a plain single-key lock's request to
   /// `batch` (sent when the batch is flushed) rather than sending its own.
   void send_in(extension_batch& batch) noexcept { batch_ = &batch; }
-  void on_batched_reply(std::size_t node, error_code ec, const reply& r) override;
+  void on_batched_reply(std::size_t node, error_code ec, const reply& r,
+                        clock::time_point now) override;
 
  private:
   void run() override;
@@ -34,6 +37,7 @@ class extend_op final : public operation<extend_op, error_code, redlock::lock>,
   std::optional<quorum_fsm> round_;  ///< Made when the round starts.
   clock::time_point start_{};
   extension_batch* batch_ = nullptr;  ///< Only until run() has used it.
+  bool with_outcomes_;
   timer timer_;
 };
 

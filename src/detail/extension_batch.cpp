@@ -23,13 +23,15 @@ void extension_batch::flush(node_pool& pool) {
                                                      std::make_move_iterator(rest.begin() + to));
     pool.broadcast(extend_many_command(*call),
                    [call](std::size_t node, error_code ec, const reply& r) {
+                     // One clock read for the call's answers, not one per lock.
+                     const auto now = clock::now();
                      if (ec || !is_batch_answer(r, call->size())) {
                        // The whole call failed: so did each lock's extension.
-                       for (const auto& e : *call) e.extension->on_batched_reply(node, ec, r);
+                       for (const auto& e : *call) e.extension->on_batched_reply(node, ec, r, now);
                        return;
                      }
                      for (std::size_t i = 0; i < call->size(); ++i) {
-                       (*call)[i].extension->on_batched_reply(node, ec, answer_of(r, i));
+                       (*call)[i].extension->on_batched_reply(node, ec, answer_of(r, i), now);
                      }
                    });
   }

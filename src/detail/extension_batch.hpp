@@ -6,6 +6,7 @@
 
 #include "detail/reply.hpp"
 
+#include <redlock/clock.hpp>
 #include <redlock/error.hpp>
 
 #include <chrono>
@@ -22,10 +23,11 @@ class node_pool;
 /// One lock's extension in a batch: gets that lock's answer from each node.
 class batched_extension {
  public:
-  /// Node `node`'s answer: an integer reply (1 extended, 0 not ours), or
-  /// the failure of the whole call (`ec`, or the node's error reply, or a
-  /// reply that is no answer to the call). Once per node.
-  virtual void on_batched_reply(std::size_t node, error_code ec, const reply& r) = 0;
+  /// Node `node`'s answer, read at `now`: an integer reply (1 extended, 0
+  /// not ours), or the failure of the whole call (`ec`, or the node's error
+  /// reply, or a reply that is no answer to the call). Once per node.
+  virtual void on_batched_reply(std::size_t node, error_code ec, const reply& r,
+                                clock::time_point now) = 0;
 
  protected:
   ~batched_extension() = default;

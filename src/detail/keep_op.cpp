@@ -6,7 +6,9 @@ namespace redlock::detail {
 
 keep_op::keep_op(std::shared_ptr<client_core> core, redlock::lock held, const keep_options& options)
     : core_(std::move(core)),
-      held_(std::move(held)),
+      // The shared state alone: no copy of the acquire's node outcomes for
+      // each kept lock (the acquired handle has them).
+      held_(lock_access::make(lock_access::state(held), {})),
       on_lost_(options.on_lost),
       fsm_(keep_rules_of(options, held_.ttl(), core_->config().drift_factor, clock::now()),
            held_.validity_deadline()) {
@@ -140,14 +142,17 @@ void keep_op::step() {
 
 void keep_op::send_extension(milliseconds ttl) {
   auto& schedule = core_->keepers();
+  // The shared state alone: the node outcomes are not read here.
   auto extension = std::make_shared<extend_op>(
-      core_, held_, ttl, [self = shared_from_this()](error_code ec, const redlock::lock&) {
+      core_, lock_access::make(lock_access::state(held_), {}), ttl,
+      [self = shared_from_this()](error_code ec, const redlock::lock&) {
         self->core_->keepers().extension_ended();
         if (!ec && !self->done_) self->extensions_.fetch_add(1, std::memory_order_relaxed);
         self->take_sightings();
         self->fsm_.on_extended(clock::now(), ec, lock_access::state(self->held_)->deadline());
         self->step();
-      });
+      },
+      false);
   // Among other due keepers: with theirs, when the schedule flushes its batch.
   if (auto* batch = schedule.open_batch()) extension->send_in(*batch);
   schedule.extension_started();

@@ -16,17 +16,16 @@ void keep_schedule::schedule(scheduled_keeper& keeper, clock::time_point from,
                              clock::time_point at) {
   unschedule(keeper);
   if (closed_) return;
-  keeper.slot_ = waiting_.emplace(at, &keeper);
+  keeper.wake_at_ = at;
   keeper.wake_from_ = std::min(from, at);
-  keeper.scheduled_ = true;
+  waiting_.insert(keeper);
   longest_window_ = std::max(longest_window_, at - keeper.wake_from_);
   if (at < armed_for_) arm(at);
 }
 
 void keep_schedule::unschedule(scheduled_keeper& keeper) noexcept {
-  if (!keeper.scheduled_) return;
-  waiting_.erase(keeper.slot_);
-  keeper.scheduled_ = false;
+  if (!keeper.hook_.is_linked()) return;
+  waiting_.erase(waiting_.iterator_to(keeper));
   // Otherwise the timer may stay armed for it: firing with nobody due costs
   // a wake-up. With nobody left it must not keep the executor busy.
   if (waiting_.empty() && armed_for_ != clock::time_point::max()) {
@@ -41,12 +40,11 @@ void keep_schedule::extension_ended() {
   paused_ = false;
   // Through the timer, not from here: this runs inside an extension's
   // completion.
-  if (!waiting_.empty() && waiting_.begin()->first < armed_for_) arm(waiting_.begin()->first);
+  if (!waiting_.empty() && waiting_.begin()->wake_at_ < armed_for_) arm(waiting_.begin()->wake_at_);
 }
 
 void keep_schedule::close() noexcept {
   closed_ = true;
-  for (auto& [at, keeper] : waiting_) keeper->scheduled_ = false;
   waiting_.clear();
   armed_for_ = clock::time_point::max();
   timer_.cancel();
@@ -71,10 +69,9 @@ void keep_schedule::fire() {
   // Only keepers whose latest time is within the longest window of now can
   // have their window open; the earliest latest times go first.
   for (auto it = waiting_.begin();
-       it != waiting_.end() && it->first <= now + longest_window_ && due.size() < room;) {
-    auto* keeper = it->second;
+       it != waiting_.end() && it->wake_at_ <= now + longest_window_ && due.size() < room;) {
+    auto* keeper = &*it;
     if (keeper->wake_from_ <= now) {
-      keeper->scheduled_ = false;
       it = waiting_.erase(it);
       due.push_back(keeper);
     } else {
@@ -95,7 +92,7 @@ void keep_schedule::fire() {
     paused_ = true;
     return;
   }
-  if (!waiting_.empty() && waiting_.begin()->first < armed_for_) arm(waiting_.begin()->first);
+  if (!waiting_.empty() && waiting_.begin()->wake_at_ < armed_for_) arm(waiting_.begin()->wake_at_);
 }
 
 }  // namespace redlock::detail

@@ -12,15 +12,17 @@
 
 #include <redlock/clock.hpp>
 
-#include <functional>
-#include <map>
+#include <boost/intrusive/set.hpp>
+
 #include <memory>
 
 namespace redlock::detail {
 
 class node_pool;
 
-/// A keeper, as the schedule sees it.
+/// A keeper, as the schedule sees it. Its place in the schedule lives in
+/// it, so scheduling allocates nothing (one kept lock is one schedule entry,
+/// again after every extension).
 class scheduled_keeper {
  public:
   /// On the strand, at some time within the window asked for; the keeper
@@ -32,10 +34,9 @@ class scheduled_keeper {
 
  private:
   friend class keep_schedule;
-  using slot = std::multimap<clock::time_point, scheduled_keeper*>::iterator;
-  slot slot_{};
+  boost::intrusive::set_member_hook<> hook_;
+  clock::time_point wake_at_{};
   clock::time_point wake_from_{};
-  bool scheduled_ = false;
 };
 
 class keep_schedule {
@@ -69,6 +70,17 @@ class keep_schedule {
   std::size_t in_flight() const noexcept { return in_flight_; }
 
  private:
+  struct by_wake_at {
+    bool operator()(const scheduled_keeper& a, const scheduled_keeper& b) const noexcept {
+      return a.wake_at_ < b.wake_at_;
+    }
+  };
+  using waiting_set = boost::intrusive::multiset<
+      scheduled_keeper,
+      boost::intrusive::member_hook<scheduled_keeper, boost::intrusive::set_member_hook<>,
+                                    &scheduled_keeper::hook_>,
+      boost::intrusive::compare<by_wake_at>>;
+
   void arm(clock::time_point at);
   void fire();
 
@@ -80,7 +92,7 @@ class keep_schedule {
   bool firing_ = false;
   /// Due keepers wait for extensions to end (the timer is not armed).
   bool paused_ = false;
-  std::multimap<clock::time_point, scheduled_keeper*> waiting_;  ///< By latest wake time.
+  waiting_set waiting_;  ///< By latest wake time.
   clock::duration longest_window_{};
   clock::time_point armed_for_ = clock::time_point::max();
   bool closed_ = false;
