@@ -57,20 +57,26 @@ void extend_op::run() {
   // Validity and quorum (and a reentrant hold's expiry) from ttl_ alone;
   // the keys also keep the lock-delay.
   start_ = start;
+  const auto expiry = std::min(start + state->request_timeout_for(ttl_), deadline);
   if (auto* batch = std::exchange(batch_, nullptr); batch && state->keys.plain_single()) {
-    batch->add(state->keys.keys.front(), state->token, state->key_ttl(ttl_), self);
-  } else {
-    const auto command = extend_command(state->keys, state->token, ttl_, state->lock_delay);
-    core_->pool().broadcast(command, [self](std::size_t node, error_code ec, const reply& r) {
-      self->on_batched_reply(node, ec, r, clock::now());
-    });
+    batch->add(state->keys.keys.front(), state->token, state->key_ttl(ttl_), expiry, self);
+    return;
   }
-  timer_.expires_at(std::min(start + state->request_timeout_for(ttl_), deadline));
-  timer_.async_wait([self](error_code ec) {
-    if (ec || self->completed()) return;
-    self->refresh_never_holders();
-    self->decided(self->round_->on_timeout(clock::now()));
+  const auto command = extend_command(state->keys, state->token, ttl_, state->lock_delay);
+  core_->pool().broadcast(command, [self](std::size_t node, error_code ec, const reply& r) {
+    self->on_batched_reply(node, ec, r, clock::now());
   });
+  timer_armed_ = true;
+  timer_.expires_at(expiry);
+  timer_.async_wait([self](error_code ec) {
+    if (!ec) self->on_batch_timeout(clock::now());
+  });
+}
+
+void extend_op::on_batch_timeout(clock::time_point now) {
+  if (completed()) return;
+  refresh_never_holders();
+  decided(round_->on_timeout(now));
 }
 
 void extend_op::on_batched_reply(std::size_t node, error_code ec, const reply& r,
@@ -115,7 +121,7 @@ void extend_op::client_closed() { finish(boost::asio::error::operation_aborted);
 
 void extend_op::finish(error_code ec) {
   if (completed()) return;
-  timer_.cancel();
+  if (timer_armed_) timer_.cancel();
   const auto& state = lock_access::state(held_);
   report_completion(operation_kind::extend,
                     state && !state->resources.empty() ? state->resources.front() : "", ec);

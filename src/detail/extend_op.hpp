@@ -24,6 +24,7 @@ class extend_op final : public operation<extend_op, error_code, redlock::lock>,
   void send_in(extension_batch& batch) noexcept { batch_ = &batch; }
   void on_batched_reply(std::size_t node, error_code ec, const reply& r,
                         clock::time_point now) override;
+  void on_batch_timeout(clock::time_point now) override;
 
  private:
   void run() override;
@@ -38,6 +39,7 @@ class extend_op final : public operation<extend_op, error_code, redlock::lock>,
   clock::time_point start_{};
   extension_batch* batch_ = nullptr;  ///< Only until run() has used it.
   bool with_outcomes_;
+  bool timer_armed_ = false;  ///< Its own timer (a batched one has its call's).
   timer timer_;
 };
 

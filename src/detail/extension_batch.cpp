@@ -9,31 +9,77 @@
 
 namespace redlock::detail {
 
+namespace {
+
+/// One script call of a batch, shared by its nodes' reply callbacks and its
+/// timer.
+struct batch_call {
+  batch_call(std::vector<extension_batch::entry> entries, const strand_type& strand)
+      : entries(std::move(entries)), expiry_timer(strand) {}
+
+  /// Times out the locks whose expiry has passed, then waits for the next.
+  void arm(const std::shared_ptr<batch_call>& self, clock::time_point at) {
+    expiry_timer.expires_at(at);
+    expiry_timer.async_wait([self](error_code ec) {
+      if (ec || self->unanswered == 0) return;
+      const auto now = clock::now();
+      for (const auto& e : self->entries) {
+        if (e.expiry <= now) e.extension->on_batch_timeout(now);
+      }
+      if (const auto next = next_expiry(self->entries, now); next != clock::time_point::max()) {
+        self->arm(self, next);
+      }
+    });
+  }
+
+  std::vector<extension_batch::entry> entries;
+  timer expiry_timer;
+  std::size_t unanswered = 0;  ///< Nodes whose answer has not come.
+};
+
+}  // namespace
+
 void extension_batch::add(std::string_view key, std::string_view token,
-                          std::chrono::milliseconds key_ttl,
+                          std::chrono::milliseconds key_ttl, clock::time_point expiry,
                           std::shared_ptr<batched_extension> extension) {
-  entries_.push_back({key, token, std::to_string(key_ttl.count()), std::move(extension)});
+  entries_.push_back({key, token, std::to_string(key_ttl.count()), expiry, std::move(extension)});
 }
 
-void extension_batch::flush(node_pool& pool) {
+clock::time_point next_expiry(const std::vector<extension_batch::entry>& entries,
+                              clock::time_point now) noexcept {
+  auto next = clock::time_point::max();
+  for (const auto& e : entries) {
+    if (e.expiry > now) next = std::min(next, e.expiry);
+  }
+  return next;
+}
+
+void extension_batch::flush(node_pool& pool, const strand_type& strand) {
   auto rest = std::exchange(entries_, {});
   for (std::size_t from = 0; from < rest.size(); from += keys_per_call) {
     const auto to = std::min(rest.size(), from + keys_per_call);
-    auto call = std::make_shared<std::vector<entry>>(std::make_move_iterator(rest.begin() + from),
-                                                     std::make_move_iterator(rest.begin() + to));
-    pool.broadcast(extend_many_command(*call),
+    auto call = std::make_shared<batch_call>(
+        std::vector<entry>(std::make_move_iterator(rest.begin() + from),
+                           std::make_move_iterator(rest.begin() + to)),
+        strand);
+    // Before sending: a connection may answer from inside broadcast().
+    call->unanswered = pool.size();
+    pool.broadcast(extend_many_command(call->entries),
                    [call](std::size_t node, error_code ec, const reply& r) {
                      // One clock read for the call's answers, not one per lock.
                      const auto now = clock::now();
-                     if (ec || !is_batch_answer(r, call->size())) {
+                     if (--call->unanswered == 0) call->expiry_timer.cancel();
+                     if (ec || !is_batch_answer(r, call->entries.size())) {
                        // The whole call failed: so did each lock's extension.
-                       for (const auto& e : *call) e.extension->on_batched_reply(node, ec, r, now);
+                       for (const auto& e : call->entries)
+                         e.extension->on_batched_reply(node, ec, r, now);
                        return;
                      }
-                     for (std::size_t i = 0; i < call->size(); ++i) {
-                       (*call)[i].extension->on_batched_reply(node, ec, answer_of(r, i), now);
+                     for (std::size_t i = 0; i < call->entries.size(); ++i) {
+                       call->entries[i].extension->on_batched_reply(node, ec, answer_of(r, i), now);
                      }
                    });
+    if (call->unanswered > 0) call->arm(call, next_expiry(call->entries, clock::time_point::min()));
   }
 }
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "detail/reply.hpp"
+#include "detail/timer.hpp"
 
 #include <redlock/clock.hpp>
 #include <redlock/error.hpp>
@@ -28,6 +29,9 @@ class batched_extension {
   /// reply, or a reply that is no answer to the call). Once per node.
   virtual void on_batched_reply(std::size_t node, error_code ec, const reply& r,
                                 clock::time_point now) = 0;
+  /// Its request timeout (the expiry given to add()) passed at `now` with
+  /// some node still to answer. Maybe after the extension completed.
+  virtual void on_batch_timeout(clock::time_point now) = 0;
 
  protected:
   ~batched_extension() = default;
@@ -41,13 +45,14 @@ class extension_batch {
   static constexpr std::size_t keys_per_call = 128;
 
   /// Adds one lock's extension: `key` made to live `key_ttl` if it holds
-  /// `token`. `key` and `token` must live as long as `extension` (they are
-  /// the lock's own, which the extension holds).
+  /// `token`, timed out at `expiry`. `key` and `token` must live as long as
+  /// `extension` (they are the lock's own, which the extension holds).
   void add(std::string_view key, std::string_view token, std::chrono::milliseconds key_ttl,
-           std::shared_ptr<batched_extension> extension);
+           clock::time_point expiry, std::shared_ptr<batched_extension> extension);
   /// Sends what was added to every node (keys_per_call locks per call) and
-  /// empties the batch.
-  void flush(node_pool& pool);
+  /// empties the batch. Each call has one timer on `strand` for its locks'
+  /// expiries, rather than a timer per lock.
+  void flush(node_pool& pool, const strand_type& strand);
   bool empty() const noexcept { return entries_.empty(); }
   std::size_t size() const noexcept { return entries_.size(); }
 
@@ -55,6 +60,7 @@ class extension_batch {
     std::string_view key;
     std::string_view token;
     std::string key_ttl_ms;
+    clock::time_point expiry;
     std::shared_ptr<batched_extension> extension;
   };
 
@@ -72,5 +78,9 @@ bool is_batch_answer(const reply& r, std::size_t count) noexcept;
 /// Lock `i`'s answer within a well-formed batch answer, as the integer reply
 /// its own extend script would have given.
 reply answer_of(const reply& batch, std::size_t i) noexcept;
+
+/// The earliest expiry after `now` among `entries`; max() when none.
+clock::time_point next_expiry(const std::vector<extension_batch::entry>& entries,
+                              clock::time_point now) noexcept;
 
 }  // namespace redlock::detail

@@ -84,7 +84,7 @@ void keep_schedule::fire() {
     firing_ = true;
     for (auto* keeper : due) keeper->on_due(now);
     firing_ = false;
-    batch_.flush(pool_);
+    batch_.flush(pool_, timer_.get_executor());
   }
   // Full: the next round starts when half of these have ended. (Keepers
   // that ran without extending leave room, and the timer goes on.)
