@@ -61,6 +61,10 @@ struct options {
   std::string fence_disagree = "none";
   /// held: how many kept locks.
   std::uint64_t locks = 100'000;
+  /// client_config::key_prefix; empty: one of this process's own.
+  std::string key_prefix;
+  /// Contention: a file that gets every hold's times.
+  std::string hold_log;
 };
 
 /// Where every node keeps its fencing state (docs/fencing.md).
@@ -136,6 +140,12 @@ void add_options(CLI::App& app, options& o) {
                  "acquire takes it")
       ->check(CLI::IsMember({"none", "one", "all"}))
       ->capture_default_str();
+  app.add_option("--key-prefix", o.key_prefix,
+                 "Prefix of every key (default: redlock-bench:<pid>:); processes given the same "
+                 "one contend for the same resource");
+  app.add_option("--hold-log", o.hold_log,
+                 "Contention: write the measured window and every hold to this file, a line "
+                 "each: wait start, acquired, release start (ns of redlock::clock)");
 }
 
 /// What is wrong with the options taken together, if anything.
@@ -282,6 +292,8 @@ struct run {
   std::uint64_t overlaps = 0;
   unsigned workers_left = 0;
   std::string first_error;
+  /// Contention with --hold-log: each hold's wait start, acquired, release start.
+  std::vector<std::array<redlock::clock::time_point, 3>> holds;
 
   bool measuring(redlock::clock::time_point t) const { return t >= measure_from; }
   void failed(const redlock::error_code& ec) {
@@ -343,6 +355,7 @@ asio::awaitable<void> contention_worker(run& r) {
     co_await hold.async_wait(asio::redirect_error(asio::use_awaitable, ec));
     --r.holders;
     const auto t2 = redlock::clock::now();
+    if (!r.opts.hold_log.empty()) r.holds.push_back({t0, t1, t2});
     co_await r.locks.async_release(held, asio::redirect_error(asio::use_awaitable, ec));
     const auto t3 = redlock::clock::now();
     if (ec) r.failed(ec);
@@ -511,6 +524,18 @@ int run_held(const options& opts, asio::io_context& io, redlock::client& locks,
   return kept > 0 ? 0 : 1;
 }
 
+// --hold-log's file: "window <measured from> <until>", then one line per hold
+// (times in ns of redlock::clock, the same clock in every process).
+void write_hold_log(const run& r) {
+  const auto ns = [](redlock::clock::time_point t) {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+  };
+  std::ofstream out(r.opts.hold_log);
+  out << "window " << ns(r.measure_from) << ' ' << ns(r.stop_at) << '\n';
+  for (const auto& [t0, t1, t2] : r.holds) out << ns(t0) << ' ' << ns(t1) << ' ' << ns(t2) << '\n';
+  if (!out) fmt::print(stderr, "redlock-bench: cannot write {}\n", r.opts.hold_log);
+}
+
 // One fenced acquire and release, waiting as long as the nodes' first
 // seeding takes (docs/fencing.md, "First use": max_fenced_ttl x 1.01 plus a
 // request timeout), so that the measured acquires find valid state.
@@ -545,7 +570,8 @@ int main(int argc, char** argv) {
 
   redlock::client_config config;
   config.nodes = opts.nodes;
-  config.key_prefix = fmt::format("redlock-bench:{}:", ::getpid());
+  config.key_prefix =
+      opts.key_prefix.empty() ? fmt::format("redlock-bench:{}:", ::getpid()) : opts.key_prefix;
   // Figures are taken on nodes without AOF (scripts/cluster.sh's default);
   // the warning would only clutter the output.
   config.warn_without_aof = false;
@@ -636,6 +662,7 @@ int main(int argc, char** argv) {
     });
   }
   io.run();
+  if (!opts.hold_log.empty()) write_hold_log(r);
 
   const auto cpu_end = cpu_now();
   const auto allocations = redlock::bench::allocations() - allocations_start;

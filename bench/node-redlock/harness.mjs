@@ -5,6 +5,7 @@
 //
 //   node harness.mjs --nodes H:P[,H:P...] --workload latency|throughput|contention
 //                    --duration DUR --concurrency C --ttl DUR --warmup DUR --hold DUR
+//                    [--key-prefix P] [--hold-log FILE]
 //
 // A DUR has a unit, as in redlock-bench: 500ms, 20s, 1.5m, 1h (a bare number
 // other than 0 is refused).
@@ -17,7 +18,14 @@
 // $NODE_REDLOCK_RETRY_DELAY_MS (default 10) and $NODE_REDLOCK_RETRY_JITTER_MS
 // (default 10): each retry waits delay + uniform(-jitter, +jitter) ms, so
 // 0 to 20 ms, far shorter than node-redlock's default 200 +- 100 ms.
+//
+// --key-prefix P names every key P... (default node-redlock-bench:<pid>:), so
+// that processes given the same P contend for one resource. --hold-log FILE
+// (contention) writes "window <measured from> <until>" and then one line per
+// hold: wait start, acquired, release start, in ns of process.hrtime (the
+// system's monotonic clock, the same in every process), as redlock-bench does.
 
+import fs from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import process from "node:process";
@@ -36,7 +44,8 @@ function usage(problem) {
   process.stderr.write(
     `node-redlock harness: ${problem}\n` +
       "usage: harness.mjs --nodes H:P[,H:P...] [--workload latency|throughput|contention]\n" +
-      "       [--duration DUR] [--concurrency C] [--ttl DUR] [--warmup DUR] [--hold DUR]\n",
+      "       [--duration DUR] [--concurrency C] [--ttl DUR] [--warmup DUR] [--hold DUR]\n" +
+      "       [--key-prefix P] [--hold-log FILE]\n",
   );
   process.exit(2);
 }
@@ -86,6 +95,8 @@ function parse(argv) {
     ttl: 10000,
     warmup: 1,
     hold: 1,
+    keyPrefix: "",
+    holdLog: "",
   };
   let concurrencyGiven = false;
   for (let i = 0; i < argv.length; i += 2) {
@@ -117,6 +128,12 @@ function parse(argv) {
         break;
       case "--hold":
         o.hold = duration(flag, value);
+        break;
+      case "--key-prefix":
+        o.keyPrefix = value;
+        break;
+      case "--hold-log":
+        o.holdLog = value;
         break;
       default:
         usage(`unknown flag '${flag}'`);
@@ -182,7 +199,7 @@ const retryDelay = Number(process.env.NODE_REDLOCK_RETRY_DELAY_MS ?? 10);
 const retryJitter = Number(process.env.NODE_REDLOCK_RETRY_JITTER_MS ?? 10);
 
 const r = {
-  prefix: `node-redlock-bench:${process.pid}:`,
+  prefix: opts.keyPrefix || `node-redlock-bench:${process.pid}:`,
   acquire: new Samples(),
   release: new Samples(),
   wait: new Samples(),
@@ -192,6 +209,7 @@ const r = {
   nextResource: 0,
   holders: 0,
   overlaps: 0,
+  holds: [],
 };
 
 function failed(error) {
@@ -292,6 +310,7 @@ async function contentionWorker() {
     await sleep(opts.hold);
     --r.holders;
     const t2 = now();
+    if (opts.holdLog) r.holds.push(`${t0} ${t1} ${t2}`);
     try {
       await lock.release();
     } catch (error) {
@@ -317,6 +336,9 @@ const cpu = process.cpuUsage(cpuStart);
 const maxRssKb = process.resourceUsage().maxRSS;
 const rssEnd = Math.round(process.memoryUsage.rss() / 1024);
 for (const c of clients) c.disconnect();
+if (opts.holdLog) {
+  fs.writeFileSync(opts.holdLog, [`window ${measureFrom} ${stopAt}`, ...r.holds, ""].join("\n"));
+}
 
 if (r.firstError) {
   process.stderr.write(`node-redlock harness: ${r.errors} errors, first: ${r.firstError}\n`);
