@@ -15,6 +15,9 @@
 #   DISTANT_DELAYS_MS="5 20 40 80 120"
 #                       the delay each way (request and reply) of the proxy in
 #                       front of each of the five nodes in the distant runs
+#   HELD_DURATION=60    seconds the held runs keep their locks
+#   HELD_LOCKS="1000 10000 100000"  lock counts of the held runs (the targets
+#                       apply to the largest)
 #   PROCESSES=8         processes contending for one resource in the
 #                       across-processes run (one worker each)
 #   TTL=10000           lock TTL in ms
@@ -52,6 +55,8 @@ MEMORY_DURATION=${MEMORY_DURATION:-60}
 DISTANT_DURATION=${DISTANT_DURATION:-10}
 DISTANT_DELAYS_MS=${DISTANT_DELAYS_MS:-5 20 40 80 120}
 PROCESSES=${PROCESSES:-8}
+HELD_DURATION=${HELD_DURATION:-60}
+HELD_LOCKS=${HELD_LOCKS:-1000 10000 100000}
 TTL=${TTL:-10000}
 SLOW_DELAY_MS=${SLOW_DELAY_MS:-50}
 PORT_BASE=${PORT_BASE:-7300}
@@ -72,7 +77,10 @@ die() {
 }
 say() { echo "$prog: $*" >&2; }
 
-for v in DURATION WARMUP MEMORY_DURATION DISTANT_DURATION; do
+for n in $HELD_LOCKS; do
+  [[ "$n" =~ ^[0-9]+$ && "$n" -gt 0 ]] || die "HELD_LOCKS must be positive whole numbers, not '$n'"
+done
+for v in DURATION WARMUP MEMORY_DURATION DISTANT_DURATION HELD_DURATION; do
   [[ "${!v}" =~ ^[0-9]+(\.[0-9]+)?$ ]] || die "$v must be a number of seconds, not '${!v}'"
 done
 for v in TTL SLOW_DELAY_MS PORT_BASE PROCESSES; do
@@ -407,6 +415,12 @@ run redlock latency-fence-disagree "$DURATION" -- "$bench" --nodes "$nodes" --wo
 # Memory: redlock-bench alone, throughput C=64 for MEMORY_DURATION seconds.
 run redlock memory "$MEMORY_DURATION" -- "$bench" --nodes "$nodes" --workload throughput --concurrency 64
 
+# Many held locks: redlock-bench alone keeps N locks (TTL as above) extended
+# for HELD_DURATION seconds, for each N of HELD_LOCKS.
+for n in $HELD_LOCKS; do
+  run redlock "held-$n" "$HELD_DURATION" -- "$bench" --nodes "$nodes" --workload held --locks "$n"
+done
+
 echo "load at end:     $(cut -d' ' -f1-3 /proc/loadavg)" >>"$work/machine.txt"
 
 # --- report: table, plots ---------------------------------------------------------
@@ -524,6 +538,7 @@ const far = {
 };
 const fenced = { plain: lat.ours, fast: get("redlock", "latency-fenced"), apart: get("redlock", "latency-fence-disagree") };
 const mem = get("redlock", "memory");
+const held = rows.filter((r) => r.workload === "held").sort((a, b) => a.locks - b.locks);
 
 // --- against the floor ---
 const floorChecks = checks("floor");
@@ -583,6 +598,28 @@ const growth = mem.rss_kb_end - mem.rss_kb_after_warmup;
 nodeChecks.add(`memory: RSS growth after warm-up over ${memDuration} s (KiB)`,
   `${growth >= 0 ? "+" : ""}${fmt(growth, 0)}`, "—", "—", "flat: ≤ 1,024 KiB", growth <= 1024);
 
+// --- many held locks: the largest run ---
+const heldChecks = checks("goal");
+const most = held[held.length - 1];
+if (most) {
+  const n = fmt(most.locks, 0);
+  const requestTimeoutMs = Math.min(Math.max(most.ttl_ms / 20, 1), 500);
+  heldChecks.add(`held, ${n} locks for ${fmt(most.duration_s, 0)} s: lapses`, String(most.lapses), "0", "—", "0",
+    most.lapses === 0 && most.kept === most.locks);
+  heldChecks.add(`held, ${n} locks: client CPU, share of a core`, `${fmt(100 * most.client_cpu_core_fraction, 1)}%`,
+    "10%", "—", "≤ 10% of a core", most.client_cpu_core_fraction <= 0.1);
+  heldChecks.add(`held, ${n} locks: memory per held lock above the empty client (bytes, RSS)`,
+    fmt(most.bytes_per_lock, 0), "1,024", "—", "≤ 1 KB", most.bytes_per_lock <= 1024);
+  heldChecks.add(`held, ${n} locks: slowest extension (ms)`, fmt(most.extend_ms.max, 1),
+    fmt(requestTimeoutMs, 0), "—", "< the request timeout (no burst outlasts it)",
+    most.extend_ms.max < requestTimeoutMs);
+}
+const heldRow = (r) =>
+  `| ${fmt(r.locks, 0)} | ${r.lapses} | ${fmt(r.extensions, 0)} (${fmt(r.extensions_failed, 0)}) | ` +
+  `${fmt(r.extend_ms.p50, 1)} / ${fmt(r.extend_ms.p99, 1)} / ${fmt(r.extend_ms.max, 1)} | ` +
+  `${fmt(100 * r.client_cpu_core_fraction, 2)}% | ${fmt(r.allocations_per_extension, 1)} | ` +
+  `${fmt(r.bytes_per_lock, 0)} (${fmt(r.heap_bytes_per_lock, 0)}) | ${fmt(r.acquire_s, 2)} / ${fmt(r.release_s, 2)} |`;
+
 // --- distant nodes: the round trips, as the floor measured them ---
 const trips = far.floor.node_acquire_ms.map((s) => s.p50);
 const quorumTrip = [...trips].sort((a, b) => a - b)[Math.floor(trips.length / 2)];
@@ -617,7 +654,7 @@ const scenarioLabel = (client, scenario) => {
 const figureRow = (client, label, cps, acq, rel, wait, cpu, rssKb, errors) =>
   `| ${client} | ${label} | ${fmt(cps, 0)} | ${acq} | ${rel} | ${wait} | ${fmt(cpu, 4)} | ${fmt(mib(rssKb), 1)} | ${errors} |`;
 const pair = (s) => `${fmt(s.p50, 3)} / ${fmt(s.p99, 3)}`;
-const figures = rows.filter((r) => r.scenario !== "contention-processes").map((r) =>
+const figures = rows.filter((r) => r.scenario !== "contention-processes" && r.workload !== "held").map((r) =>
   figureRow(r.client, scenarioLabel(r.client, r.scenario), r.cycles_per_s, pair(r.acquire_ms), pair(r.release_ms),
     r.wait_ms ? fmt(r.wait_ms.p99, 2) : "—", r.client_cpu_s_per_1000_cycles, r.max_rss_kb, r.errors));
 for (const [client, p] of [["redlock", procs.ours], ["node-redlock", procs.node]]) {
@@ -650,6 +687,16 @@ const table = [
   "Distant nodes:",
   "",
   ...farChecks.table(),
+  "",
+  `Many held locks (one client, TTL ${ttl} ms, kept for ${held.length ? fmt(held[0].duration_s, 0) : "?"} s; ` +
+    "memory above the connected client with nothing held):",
+  "",
+  ...heldChecks.table(),
+  "",
+  "| kept locks | lapses | extensions (failed) | extension p50 / p99 / max (ms) | client CPU, share of a core | " +
+    "allocations per extension | bytes per lock, RSS (heap) | acquire all / release all (s) |",
+  "|---:|---:|---:|---:|---:|---:|---:|---:|",
+  ...held.map(heldRow),
   "",
   `Round trips through the proxies, p50 per node as the floor measured them: ${trips.map((t) => fmt(t, 1)).join(", ")} ms; ` +
     `the floor's own acquire p50 (quorum-th reply) ${fmt(far.floor.acquire_ms.p50, 3)} ms; node-redlock's acquire p50 ` +

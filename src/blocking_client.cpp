@@ -114,9 +114,12 @@ scoped_lock blocking_client::acquire_kept(std::vector<std::string> resources,
                                  }));
   auto [error, tried, kept] = done.get();
   ec = error;
-  attempt = std::move(tried);
-  if (ec) return {};
-  return scoped_lock(runner_, std::move(kept));
+  if (ec) {
+    attempt = std::move(tried);
+    return {};
+  }
+  attempt = tried;
+  return scoped_lock(runner_, std::move(tried), std::move(kept));
 }
 
 std::optional<lock> blocking_client::try_acquire(std::string resource,
@@ -209,13 +212,16 @@ scoped_lock::~scoped_lock() {
 }
 
 scoped_lock::scoped_lock(scoped_lock&& other) noexcept
-    : runner_(std::move(other.runner_)), kept_(std::move(other.kept_)) {}
+    : runner_(std::move(other.runner_)),
+      held_(std::exchange(other.held_, lock{})),
+      kept_(std::move(other.kept_)) {}
 
 scoped_lock& scoped_lock::operator=(scoped_lock&& other) noexcept {
   if (this != &other) {
     error_code ignored;
     release(ignored);
     runner_ = std::move(other.runner_);
+    held_ = std::exchange(other.held_, lock{});
     kept_ = std::move(other.kept_);
   }
   return *this;
@@ -227,6 +233,7 @@ std::size_t scoped_lock::release(error_code& ec) {
   const auto removed =
       wait_for<std::size_t>([&](auto token) { return kept_.async_release(std::move(token)); }, ec);
   kept_ = keeper{};
+  held_ = lock{};
   runner_.reset();  // maybe the last owner: stops the thread
   return removed;
 }

@@ -46,7 +46,8 @@ class scoped_lock {
   /// True until released (or moved from).
   bool owns_lock() const noexcept { return !kept_.empty(); }
   /// The lock, kept extended: its validity moves with every extension.
-  const lock& held() const noexcept { return kept_.held(); }
+  /// Its nodes() tell each node's outcome of the acquire.
+  const lock& held() const noexcept { return held_; }
   /// The lost-lock signal (see keeper): fired, its reason, and the token
   /// requested when it fires.
   bool lost() const noexcept { return kept_.lost(); }
@@ -68,10 +69,13 @@ class scoped_lock {
 
  private:
   friend class blocking_client;
-  scoped_lock(std::shared_ptr<detail::blocking_runner> runner, keeper kept) noexcept
-      : runner_(std::move(runner)), kept_(std::move(kept)) {}
+  scoped_lock(std::shared_ptr<detail::blocking_runner> runner, lock held, keeper kept) noexcept
+      : runner_(std::move(runner)), held_(std::move(held)), kept_(std::move(kept)) {}
 
   std::shared_ptr<detail::blocking_runner> runner_;
+  /// The acquired handle, with each node's outcome (the keeper's copy has
+  /// none); it shares the keeper's validity.
+  lock held_;
   keeper kept_;
 };
 

@@ -34,6 +34,8 @@ struct batch_call {
 
   std::vector<extension_batch::entry> entries;
   timer expiry_timer;
+  clock::time_point sent_at = clock::now();
+  std::shared_ptr<const std::function<void(clock::duration)>> round_trips;
   std::size_t unanswered = 0;  ///< Nodes whose answer has not come.
 };
 
@@ -62,23 +64,29 @@ void extension_batch::flush(node_pool& pool, const strand_type& strand) {
         std::vector<entry>(std::make_move_iterator(rest.begin() + from),
                            std::make_move_iterator(rest.begin() + to)),
         strand);
+    call->round_trips = round_trips_;
     // Before sending: a connection may answer from inside broadcast().
     call->unanswered = pool.size();
-    pool.broadcast(extend_many_command(call->entries),
-                   [call](std::size_t node, error_code ec, const reply& r) {
-                     // One clock read for the call's answers, not one per lock.
-                     const auto now = clock::now();
-                     if (--call->unanswered == 0) call->expiry_timer.cancel();
-                     if (ec || !is_batch_answer(r, call->entries.size())) {
-                       // The whole call failed: so did each lock's extension.
-                       for (const auto& e : call->entries)
-                         e.extension->on_batched_reply(node, ec, r, now);
-                       return;
-                     }
-                     for (std::size_t i = 0; i < call->entries.size(); ++i) {
-                       call->entries[i].extension->on_batched_reply(node, ec, answer_of(r, i), now);
-                     }
-                   });
+    pool.broadcast(extend_many_command(call->entries), [call](std::size_t node, error_code ec,
+                                                              const reply& r) {
+      if (--call->unanswered == 0) call->expiry_timer.cancel();
+      // Each node's round trip (send to answer): how much may be in flight.
+      if (!ec && call->round_trips) (*call->round_trips)(clock::now() - call->sent_at);
+      // The clock is read for each lock: deciding one runs its
+      // keeper, observer and stop callbacks, and a later lock
+      // must not be judged at an earlier time (its validity
+      // may end meanwhile).
+      if (ec || !is_batch_answer(r, call->entries.size())) {
+        // The whole call failed: so did each lock's extension.
+        for (const auto& e : call->entries) {
+          e.extension->on_batched_reply(node, ec, r, clock::now());
+        }
+        return;
+      }
+      for (std::size_t i = 0; i < call->entries.size(); ++i) {
+        call->entries[i].extension->on_batched_reply(node, ec, answer_of(r, i), clock::now());
+      }
+    });
     if (call->unanswered > 0) call->arm(call, next_expiry(call->entries, clock::time_point::min()));
   }
 }

@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -53,6 +54,10 @@ class extension_batch {
   /// empties the batch. Each call has one timer on `strand` for its locks'
   /// expiries, rather than a timer per lock.
   void flush(node_pool& pool, const strand_type& strand);
+  /// `report` gets each node's round trip for each call it answers.
+  void report_round_trips(std::function<void(clock::duration)> report) {
+    round_trips_ = std::make_shared<const std::function<void(clock::duration)>>(std::move(report));
+  }
   bool empty() const noexcept { return entries_.empty(); }
   std::size_t size() const noexcept { return entries_.size(); }
 
@@ -66,6 +71,7 @@ class extension_batch {
 
  private:
   std::vector<entry> entries_;
+  std::shared_ptr<const std::function<void(clock::duration)>> round_trips_;
 };
 
 /// The extend_many call for `entries`.

@@ -87,7 +87,7 @@ void keep_fsm::on_extended(clock::time_point now, error_code ec, clock::time_poi
   retry_at_ = now + rules_.retry_delay;
 }
 
-keep_action keep_fsm::resume(clock::time_point now) {
+keep_action keep_fsm::resume(clock::time_point now, bool may_extend) {
   keep_action action;
   if (finished_) return action;
   if (reason_) {
@@ -99,7 +99,7 @@ keep_action keep_fsm::resume(clock::time_point now) {
   const auto lost_at = signal_at();
   if (now >= lost_at) {
     lose(late_reason());
-    return resume(now);
+    return resume(now, may_extend);
   }
   if (!in_flight_ && !capped_) {
     const auto validity = rules_.ttl - drift_allowance(rules_.ttl, rules_.drift_factor);
@@ -131,6 +131,14 @@ keep_action keep_fsm::resume(clock::time_point now) {
       capped_ = true;
     } else if (!worth_it) {
       capped_ = true;
+    } else if (!may_extend) {
+      // Due, but other extensions fill the client: wait for room, and for
+      // the signal's time at the latest.
+      action.what = keep_action::kind::wait;
+      action.wake_from = lost_at;
+      action.wake_at = lost_at;
+      action.wants_room = true;
+      return action;
     } else {
       in_flight_ = true;
       retry_at_.reset();

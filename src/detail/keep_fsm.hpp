@@ -48,14 +48,18 @@ struct keep_action {
   clock::time_point wake_at{};
   std::chrono::milliseconds ttl{};
   error_code reason{};
+  /// wait: an extension is due but resume() was told there was no room;
+  /// resume again once there is (or at wake_at, the signal's time).
+  bool wants_room = false;
 };
 
 class keep_fsm {
  public:
   keep_fsm(keep_rules rules, clock::time_point deadline);
 
-  /// The next thing to do at `now`.
-  keep_action resume(clock::time_point now);
+  /// The next thing to do at `now`. `may_extend`: an extension may start
+  /// now (the client's keepers have room for one).
+  keep_action resume(clock::time_point now, bool may_extend = true);
   /// The extension asked for ended with `ec`; the lock's validity is now
   /// `deadline` (as the handle reads it). Once the signal's time has come,
   /// no later deadline moves it: the signal fires.

@@ -119,7 +119,7 @@ void keep_op::step() {
   take_sightings();
   fsm_.observe(clock::now(), state->deadline(), state->found_lost.load(), state->released.load());
   for (;;) {
-    const auto action = fsm_.resume(clock::now());
+    const auto action = fsm_.resume(clock::now(), core_->keepers().has_room());
     switch (action.what) {
       case keep_action::kind::extend:
         send_extension(action.ttl);
@@ -131,6 +131,7 @@ void keep_op::step() {
           continue;
         }
         core_->keepers().schedule(*this, action.wake_from, action.wake_at);
+        if (action.wants_room) core_->keepers().wait_for_room(*this);
         return;
       case keep_action::kind::signal:
         return signal(action.reason);

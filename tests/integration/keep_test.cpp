@@ -736,3 +736,97 @@ TEST_CASE(
   CHECK(calls * 10 < static_cast<long long>(extensions) * static_cast<long long>(e.admin.size()));
   for (auto& k : kept) k.stop();
 }
+
+// Review of the in-flight cap: it gated every wake-up, so a keeper whose
+// only duty left was its lost-lock signal waited for room that other locks'
+// stuck extensions held (the signal fired 2 s after the validity ended, with
+// a cap of 1,024; keep_schedule_test drives a full schedule directly).
+TEST_CASE(
+    "a kept lock's signal fires before its validity ends while 1,300 other locks' extensions "
+    "are stuck",
+    "[integration][keep]") {
+  env e(3);
+  auto proxies = proxy_nodes(e, {0, 1, 2});
+  redlock::client locks(e.io.get_executor(), e.config);
+  warm_up(e.io, locks);
+  // Locks whose extensions come early (extend_at 0.9: every ~1 s) and may
+  // wait 5 s each.
+  constexpr int count = 1300;
+  std::vector<keeper> kept;
+  int answered = 0;
+  int failed = 0;
+  keep_options early;
+  early.extend_at = 0.9;
+  for (int i = 0; i < count; ++i) {
+    redlock::async_acquire_kept(locks, {fmt::format("full-{}", i)}, once(10s, 5s), early,
+                                [&](error_code ec, const redlock::lock&, keeper k) {
+                                  ++answered;
+                                  if (ec) ++failed;
+                                  if (!ec) kept.push_back(std::move(k));
+                                });
+  }
+  run_until(
+      e.io, [&] { return answered == count; }, 10s);
+  REQUIRE(failed == 0);
+  // One short lock, kept with the defaults: signal at ~1.78 s, validity
+  // until ~1.98 s.
+  auto got = acquire(e.io, locks, "short", once(2000ms));
+  REQUIRE_FALSE(got.ec);
+  keeper short_kept(locks, got.held);
+  auto signal = watch(short_kept);
+  // Every node goes silent: no extension lands anywhere.
+  for (auto& p : proxies) p->hold_replies(true);
+
+  run_until(
+      e.io, [&] { return signal->reason.has_value(); }, 10s);
+  CHECK(*signal->reason == errc::lock_expiring);
+  INFO("signal "
+       << std::chrono::duration_cast<milliseconds>(signal->deadline_then - signal->fired_at).count()
+       << " ms before the validity ended");
+  CHECK(signal->fired_at < signal->deadline_then);
+  for (auto& p : proxies) p->hold_replies(false);
+  for (auto& k : kept) k.stop();
+}
+
+// Review of the in-flight cap: 1,024 extensions per round trip could not
+// keep 6,000 locks due together behind 300 ms replies (3,952 were lost).
+TEST_CASE("with 300 ms replies, 6,000 kept locks due together are all extended in time",
+          "[integration][keep]") {
+  env e(3);
+  auto proxies = proxy_nodes(e, {0, 1, 2});
+  redlock::client locks(e.io.get_executor(), e.config);
+  warm_up(e.io, locks);
+  for (auto& p : proxies) {
+    p->set_batch_window(std::chrono::milliseconds(2));
+    p->set_reply_delay({300ms, 0ms});
+  }
+  constexpr int count = 6000;
+  std::vector<keeper> kept;
+  int answered = 0;
+  int failed = 0;
+  for (int i = 0; i < count; ++i) {
+    redlock::async_acquire_kept(locks, {fmt::format("rtt-{}", i)}, once(3000ms, 1000ms), {},
+                                [&](error_code ec, const redlock::lock&, keeper k) {
+                                  ++answered;
+                                  if (ec) ++failed;
+                                  if (!ec) kept.push_back(std::move(k));
+                                });
+  }
+  run_until(
+      e.io, [&] { return answered == count; }, 20s);
+  REQUIRE(failed == 0);
+  // Planned extension ~2 s after the acquire, signal ~2.7 s after it: one
+  // round of 6,000 extensions of 300 ms each fits in the 0.7 s between.
+  wait_on_timer(e.io, 3500ms);
+  int lost = 0;
+  int extended = 0;
+  for (auto& k : kept) {
+    if (k.lost()) ++lost;
+    if (k.extensions() > 0) ++extended;
+  }
+  INFO(lost << " of " << count << " kept locks lost; " << extended << " extended at least once");
+  CHECK(lost == 0);
+  CHECK(extended == count);
+  for (auto& p : proxies) p->set_reply_delay({});
+  for (auto& k : kept) k.stop();
+}

@@ -8,6 +8,7 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include <algorithm>
 #include <condition_variable>
 #include <exception>
 #include <functional>
@@ -308,4 +309,21 @@ TEST_CASE("a scoped_lock may outlive its blocking_client and still releases",
   CHECK(scope.owns_lock());
   CHECK(scope.release() >= 3);
   CHECK(e.key_nowhere(key));
+}
+
+// Review: a keeper keeps no copy of the acquire's node outcomes, and a
+// scoped lock has no handle but held().
+TEST_CASE("a scoped lock's handle tells each node's outcome", "[integration][scoped]") {
+  env e(3);
+  redlock::blocking_client blocking(e.config);
+  auto scoped = blocking.acquire_scoped("scoped-nodes", once());
+  CHECK(scoped.held().valid());
+  REQUIRE(scoped.held().nodes().size() == 3);
+  // At a quorum: the third node's answer may not have come yet.
+  const auto& nodes = scoped.held().nodes();
+  CHECK(std::count_if(nodes.begin(), nodes.end(), [](const redlock::node_outcome& node) {
+          return node.state == redlock::node_outcome::status::acquired;
+        }) >= 2);
+  scoped.release();
+  CHECK_FALSE(scoped.held().valid());
 }
