@@ -388,6 +388,12 @@ inline long long command_calls(test::admin_client& admin, std::string_view comma
   return std::stoll(info.text.substr(at + tag.size()));
 }
 
+/// How many scripts (EVAL and EVALSHA calls) the node ran since the last
+/// CONFIG RESETSTAT.
+inline long long script_calls(test::admin_client& admin) {
+  return command_calls(admin, "eval") + command_calls(admin, "evalsha");
+}
+
 /// How many error replies starting with `prefix` ("NOSCRIPT") the node sent
 /// since the last CONFIG RESETSTAT.
 inline long long error_count(test::admin_client& admin, std::string_view prefix) {
