@@ -241,6 +241,7 @@ error_code validate(const std::vector<std::string>& resources, const lock_option
   for (const auto& resource : resources) {
     if (auto invalid = validate(resource, options, drift_factor)) return invalid;
   }
+  if (resources.size() == 1) return {};  // every acquire passes here: no allocation
   std::vector<std::string_view> sorted(resources.begin(), resources.end());
   std::sort(sorted.begin(), sorted.end());
   if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) {

@@ -1,5 +1,7 @@
 #include "detail/commands.hpp"
 
+#include "detail/script_cache.hpp"
+
 #include <array>
 #include <charconv>
 
@@ -46,14 +48,20 @@ namespace {
 // EVAL <script> <numkeys> <keys...> <token> <then...> [<owner> <delay>]
 // [<channels...>]: the shape of every script call. A reentrant lock's
 // scripts also take the owner and the lock-delay (ARGV[3], ARGV[4]);
-// `channels` (one per key) go last when given.
+// `channels` (one per key) go last when given. `by_sha`: EVALSHA <sha1>
+// instead (the script must be one of script_cache.hpp's).
 std::string script_command(std::string_view script, const held_keys& held, std::string_view token,
                            std::initializer_list<std::string_view> then, std::string_view delay,
-                           const std::vector<std::string>* channels = nullptr) {
+                           const std::vector<std::string>* channels = nullptr,
+                           bool by_sha = false) {
   const decimal numkeys(static_cast<long long>(held.keys.size()));
   std::vector<std::string_view> args;
   args.reserve(5 + 2 * held.keys.size() + then.size());
-  args.insert(args.end(), {"EVAL", script, numkeys.view()});
+  if (by_sha) {
+    args.insert(args.end(), {"EVALSHA", cached_script_sha1(script), numkeys.view()});
+  } else {
+    args.insert(args.end(), {"EVAL", script, numkeys.view()});
+  }
   args.insert(args.end(), held.keys.begin(), held.keys.end());
   args.push_back(token);
   args.insert(args.end(), then.begin(), then.end());
@@ -126,11 +134,14 @@ std::string release_command(const held_keys& held, std::string_view token,
                             std::string_view releaser, std::chrono::milliseconds lock_delay) {
   const auto script = held.owner.empty() ? release_script() : reentrant_release_script();
   const decimal delay(lock_delay.count());
-  if (releaser.empty()) return script_command(script, held, token, {releaser}, delay.view());
+  // By SHA (script_cache.hpp): the release runs on every lock.
+  if (releaser.empty()) {
+    return script_command(script, held, token, {releaser}, delay.view(), nullptr, true);
+  }
   std::vector<std::string> channels;
   channels.reserve(held.keys.size());
   for (const auto& key : held.keys) channels.push_back(release_channel(key));
-  return script_command(script, held, token, {releaser}, delay.view(), &channels);
+  return script_command(script, held, token, {releaser}, delay.view(), &channels, true);
 }
 
 std::string release_channel(std::string_view key) {

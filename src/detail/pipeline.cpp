@@ -1,12 +1,15 @@
 #include "detail/pipeline.hpp"
 
+#include "detail/script_cache.hpp"
+
 #include <utility>
 
 namespace redlock::detail {
 
-void pipeline::push(std::string_view bytes, callback done, retry again, bool repeated) {
+void pipeline::push(std::string_view bytes, callback done, retry again, bool repeated,
+                    bool overtook) {
   output_.append(bytes);
-  awaiting_.push_back({std::move(done), std::move(again), repeated});
+  awaiting_.push_back({std::move(done), std::move(again), repeated, overtook});
 }
 
 void pipeline::hold(std::string_view bytes, callback done, retry again) {
@@ -22,12 +25,22 @@ std::string_view pipeline::take_write_buffer() {
   return writing_;
 }
 
-pipeline::answered pipeline::pop_reply() {
+pipeline::answered pipeline::pop_reply(const reply& r) {
   auto& front = awaiting_.front();
-  answered result{std::move(front.done), front.repeated};
+  std::string eval;
+  // Only an error reply costs a look at the command.
+  if (script_missing(r) && front.again.command) eval = eval_fallback(*front.again.command);
+  auto command = std::move(front);
   awaiting_.pop_front();
   if (written_ > 0) --written_;
-  return result;
+  if (eval.empty()) return {std::move(command.done), command.repeated, command.overtook};
+  // Everything awaited now runs ahead of the EVAL.
+  for (auto& later : awaiting_) later.overtook = true;
+  // Its EVAL also stores the script on the node, so the EVALSHAs after it
+  // find it again. The command keeps its EVALSHA form for a resend on a new
+  // link, which loads the scripts before anything else.
+  push(eval, std::move(command.done), std::move(command.again), command.repeated, command.overtook);
+  return {};
 }
 
 std::vector<pipeline::callback> pipeline::on_link_lost(clock::time_point now, bool closing) {
@@ -43,7 +56,8 @@ std::vector<pipeline::callback> pipeline::on_link_lost(clock::time_point now, bo
     if (due(command.again)) {
       // Written (maybe in part): it may have run, so its next answer is a repeat's.
       const bool repeated = i < written || command.repeated;
-      held_.push_back({{}, std::move(command.done), std::move(command.again), repeated});
+      held_.push_back(
+          {{}, std::move(command.done), std::move(command.again), repeated, command.overtook});
     } else {
       failed.push_back(std::move(command.done));
     }
@@ -72,7 +86,8 @@ std::vector<pipeline::callback> pipeline::on_link_ready(clock::time_point now) {
       continue;
     }
     const auto bytes = command.command();  // before `again` is moved from
-    push(bytes, std::move(command.done), std::move(command.again), command.repeated);
+    push(bytes, std::move(command.done), std::move(command.again), command.repeated,
+         command.overtook);
   }
   return expired;
 }

@@ -82,7 +82,7 @@ TEST_CASE("an attempt decided by a reply in the same cycle as its timer is settl
   std::vector<long long> sets, evals;
   for (auto& a : e.admin) {
     sets.push_back(command_calls(*a, "set"));
-    evals.push_back(command_calls(*a, "eval"));
+    evals.push_back(script_calls(*a));
   }
 
   constexpr auto request_timeout = 50ms;
@@ -121,9 +121,9 @@ TEST_CASE("an attempt decided by a reply in the same cycle as its timer is settl
     INFO("node " << i);
     CHECK(poll_until(e.io, [&] { return !e.admin[i]->exists(key); }));
     wait_on_timer(e.io, 100ms);  // room for a second undo to show up
-    CHECK(command_calls(*e.admin[i], "eval") == evals[i] + 1);
+    CHECK(script_calls(*e.admin[i]) == evals[i] + 1);
   }
-  for (std::size_t i : {0, 1, 2}) CHECK(command_calls(*e.admin[i], "eval") == evals[i]);
+  for (std::size_t i : {0, 1, 2}) CHECK(script_calls(*e.admin[i]) == evals[i]);
 }
 
 // Defect 4: after a connection dropped under a SET, the undo went to a node
@@ -202,12 +202,12 @@ TEST_CASE("a released handle is not valid, and releasing it again does nothing",
   CHECK(e.key_nowhere(key));
 
   std::vector<long long> evals;
-  for (auto& a : e.admin) evals.push_back(command_calls(*a, "eval"));
+  for (auto& a : e.admin) evals.push_back(script_calls(*a));
   const auto again = release(e.io, locks, copy);
   CHECK_FALSE(again.ec);
   CHECK(again.removed == 0);
   CHECK(extend(e.io, locks, copy, 10s).ec == errc::lock_released);
-  for (std::size_t i = 0; i < 5; ++i) CHECK(command_calls(*e.admin[i], "eval") == evals[i]);
+  for (std::size_t i = 0; i < 5; ++i) CHECK(script_calls(*e.admin[i]) == evals[i]);
   CHECK(release(e.io, locks, redlock::lock{}).ec == errc::not_a_lock);
 
   // A moved-from handle is empty; the one moved into holds the acquisition.

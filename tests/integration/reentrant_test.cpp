@@ -100,7 +100,7 @@ TEST_CASE(
   CHECK(acquire(e.io, locks, "mixed", owned_by("w")).ec == errc::not_acquired);
   // Refused at a quorum: its script must have run on every node before the
   // hash below replaces our key (there it would be granted, a hold of w).
-  for (auto& a : e.admin) REQUIRE(poll_until(e.io, [&] { return command_calls(*a, "eval") >= 1; }));
+  for (auto& a : e.admin) REQUIRE(poll_until(e.io, [&] { return script_calls(*a) >= 1; }));
 
   // Our plain key lapsed and a reentrant owner took the resource on every
   // node: the plain scripts read a hash, which is simply not ours (not a
@@ -331,7 +331,7 @@ TEST_CASE("a reentrant waiter is not woken by its own undo", "[integration][reen
   e.admin[2]->command({"CONFIG", "RESETSTAT"});
   auto got = acquire(e.io, locks, "busy", options);
   CHECK(got.ec == errc::not_acquired);
-  const auto scripts = command_calls(*e.admin[2], "set") + command_calls(*e.admin[2], "eval");
+  const auto scripts = command_calls(*e.admin[2], "set") + script_calls(*e.admin[2]);
   INFO(scripts << " attempts and undos on node 2");
   // About 1500/250 + 1 attempts, each with its undo.
   CHECK(scripts <= 30);
