@@ -64,7 +64,7 @@ void behave(keep_schedule& schedule, extending_keeper& k, std::vector<int>& orde
   };
 }
 
-TEST_CASE("at most max_in_flight extensions run at once; the others wait in line, first come first",
+TEST_CASE("at most max_in_flight extensions run at once, the others wait in line, first come first",
           "[unit][keep_schedule]") {
   fixture f;
   keep_schedule schedule(f.strand, f.pool, 4);
