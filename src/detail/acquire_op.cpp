@@ -130,44 +130,20 @@ void acquire_op::send_attempt(const acquire_fsm::action& next) {
   if (auto* watching = core_->observer(); watching && attempt > 1) {
     watching->on_retry(resource_name(), attempt, last_failure_);
   }
-  core_->pool().broadcast(attempt_command(),
-                          [self = shared_from_this(), attempt, sent = attempt_start_](
-                              std::size_t node, error_code ec, const reply& r) {
-                            self->on_attempt_reply(attempt, node, sent, ec, r);
-                          });
-  arm_timer(next.at, next.timer_id);
-}
-
-std::string acquire_op::attempt_command() const {
-  // Once acquired, the token has moved into the lock's state.
-  const auto& token = granted_ ? granted_->token : token_;
   // The keys outlive the validity (and a reentrant hold) by the lock-delay;
   // the rounds still count from the TTL alone.
-  return options_.fenced ? fenced_acquire_command(keys_, token, options_.ttl, options_.lock_delay)
-                         : acquire_command(keys_, token, options_.ttl, options_.lock_delay);
-}
-
-void acquire_op::send_attempt_to(std::size_t node, std::uint64_t attempt, clock::time_point sent) {
-  core_->pool().node(node).send(attempt_command(), [self = shared_from_this(), attempt, node, sent](
-                                                       error_code ec, const reply& r) {
+  const auto command =
+      options_.fenced ? fenced_acquire_command(keys_, token_, options_.ttl, options_.lock_delay)
+                      : acquire_command(keys_, token_, options_.ttl, options_.lock_delay);
+  core_->pool().broadcast(command, [self = shared_from_this(), attempt, sent = attempt_start_](
+                                       std::size_t node, error_code ec, const reply& r) {
     self->on_attempt_reply(attempt, node, sent, ec, r);
   });
+  arm_timer(next.at, next.timer_id);
 }
 
 void acquire_op::on_attempt_reply(std::uint64_t attempt, std::size_t node, clock::time_point sent,
                                   error_code ec, const reply& r) {
-  if (!ec && r.overtook && r.type == reply::kind::nil && attempt == fsm_.attempt() &&
-      (!completed() || granted_)) {
-    // Refused on a node where it ran ahead of a release (or undo) sent
-    // before it, whose script the node had lost (SCRIPT FLUSH) and which
-    // now runs behind it, as EVAL: this client's own hand-over would fail
-    // there for a key its own release frees a moment later. A refused
-    // attempt changed nothing, so the same command goes to that node again,
-    // behind that release; its answer is the vote (or, once acquired, the
-    // key there, as any SET arriving after the quorum). Not once the
-    // attempt failed: nothing would undo what it set.
-    return send_attempt_to(node, attempt, sent);
-  }
   fenced_vote answer;
   if (options_.fenced) {
     answer = fenced_acquire_vote(ec, r, keys_.keys.size());

@@ -33,10 +33,6 @@ class acquire_op final : public operation<acquire_op, error_code, redlock::lock>
   void cancel() override;
   void execute(acquire_fsm::action next);
   void send_attempt(const acquire_fsm::action& next);
-  /// The current attempt's command.
-  std::string attempt_command() const;
-  /// Sends the current attempt to `node` alone (see on_attempt_reply).
-  void send_attempt_to(std::size_t node, std::uint64_t attempt, clock::time_point sent);
   /// A node's answer to attempt number `attempt`, sent at `sent`.
   void on_attempt_reply(std::uint64_t attempt, std::size_t node, clock::time_point sent,
                         error_code ec, const reply& r);

@@ -2,7 +2,6 @@
 #include "detail/admission.hpp"
 #include "detail/commands.hpp"
 #include "detail/random.hpp"
-#include "detail/script_cache.hpp"
 
 #include <fmt/format.h>
 
@@ -19,13 +18,6 @@ void command_connection::queue_first() {
                 [this, self = shared_from_this()](error_code ec, const reply& r) {
                   on_restart_check_reply(ec, r);
                 });
-  // The scripts sent by EVALSHA, so that they are found (a node that
-  // restarted, or one first used, has none). Nothing waits for the answer:
-  // an EVALSHA that still finds no script is sent again as EVAL (and a user
-  // who may not load scripts gets that), see pipeline::pop_reply.
-  for (const auto& load : script_load_commands()) {
-    enqueue_write(load, [](error_code, const reply&) {});
-  }
 }
 
 void command_connection::on_restart_check_reply(error_code ec, const reply& r) {

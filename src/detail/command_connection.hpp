@@ -1,7 +1,6 @@
 // The connection operations send their commands on: one per node (the node
 // pool's). Before anything else on each link, it checks whether the node
-// restarted since its fencing state was last checked, and loads the scripts
-// sent by EVALSHA (script_cache.hpp).
+// restarted since its fencing state was last checked.
 #pragma once
 
 #include "detail/connection.hpp"

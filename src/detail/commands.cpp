@@ -1,7 +1,5 @@
 #include "detail/commands.hpp"
 
-#include "detail/script_cache.hpp"
-
 #include <array>
 #include <charconv>
 
@@ -48,20 +46,14 @@ namespace {
 // EVAL <script> <numkeys> <keys...> <token> <then...> [<owner> <delay>]
 // [<channels...>]: the shape of every script call. A reentrant lock's
 // scripts also take the owner and the lock-delay (ARGV[3], ARGV[4]);
-// `channels` (one per key) go last when given. `by_sha`: EVALSHA <sha1>
-// instead (the script must be one of script_cache.hpp's).
+// `channels` (one per key) go last when given.
 std::string script_command(std::string_view script, const held_keys& held, std::string_view token,
                            std::initializer_list<std::string_view> then, std::string_view delay,
-                           const std::vector<std::string>* channels = nullptr,
-                           bool by_sha = false) {
+                           const std::vector<std::string>* channels = nullptr) {
   const decimal numkeys(static_cast<long long>(held.keys.size()));
   std::vector<std::string_view> args;
   args.reserve(5 + 2 * held.keys.size() + then.size());
-  if (by_sha) {
-    args.insert(args.end(), {"EVALSHA", cached_script_sha1(script), numkeys.view()});
-  } else {
-    args.insert(args.end(), {"EVAL", script, numkeys.view()});
-  }
+  args.insert(args.end(), {"EVAL", script, numkeys.view()});
   args.insert(args.end(), held.keys.begin(), held.keys.end());
   args.push_back(token);
   args.insert(args.end(), then.begin(), then.end());
@@ -134,14 +126,11 @@ std::string release_command(const held_keys& held, std::string_view token,
                             std::string_view releaser, std::chrono::milliseconds lock_delay) {
   const auto script = held.owner.empty() ? release_script() : reentrant_release_script();
   const decimal delay(lock_delay.count());
-  // By SHA (script_cache.hpp): the release runs on every lock.
-  if (releaser.empty()) {
-    return script_command(script, held, token, {releaser}, delay.view(), nullptr, true);
-  }
+  if (releaser.empty()) return script_command(script, held, token, {releaser}, delay.view());
   std::vector<std::string> channels;
   channels.reserve(held.keys.size());
   for (const auto& key : held.keys) channels.push_back(release_channel(key));
-  return script_command(script, held, token, {releaser}, delay.view(), &channels, true);
+  return script_command(script, held, token, {releaser}, delay.view(), &channels);
 }
 
 std::string release_channel(std::string_view key) {

@@ -49,17 +49,11 @@ std::string fence_write_back_command(const held_keys& held, std::span<const std:
 std::string fence_restart_check_command(std::string_view loss_id);
 std::string fence_state_command();
 std::string fence_reseed_command(std::string_view loss_id, std::uint64_t floor);
-// Scripts go out as EVAL, except the release's (below): an EVALSHA answered
-// NOSCRIPT (a node whose script cache was flushed) is sent again as EVAL, at
-// the back of the pipeline, after commands that may have had to run behind
-// the script. Only a script that may run late goes by SHA (script_cache.hpp):
-// not the acquires (an acquire's SET running behind its own undo would leave
-// a key nobody holds). The node hashes an EVAL's whole body on every call.
+// Scripts go out as EVAL, never EVALSHA: a NOSCRIPT answer (a node whose
+// script cache was flushed) would need a second command at the back of the
+// pipeline, after commands that must run behind the script. EVAL costs the
+// node no measurable time more (it hashes the body to find its cache entry).
 
-/// By EVALSHA: a release that runs late deletes only what still holds its
-/// token; an attempt of this client refused ahead of it is sent again
-/// behind it (acquire_op), other clients are told when it runs.
-///
 /// `releaser` empty: release without waking anyone (undoing a failed
 /// attempt). Otherwise the message published, so a client can tell its own
 /// releases (which it hands over to its waiters at once) from others'.

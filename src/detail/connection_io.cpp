@@ -132,7 +132,6 @@ void connection::on_read(std::size_t bytes) {
   if (reader_->len - reader_->pos > max_unparsed_reply_bytes) {
     return fail(errc::protocol_error);
   }
-  bool sent_again = false;  // an EVALSHA's EVAL (pipeline::pop_reply), to be written
   for (;;) {
     void* raw = nullptr;
     if (redisReaderGetReply(reader_.get(), &raw) != REDIS_OK) return fail(errc::protocol_error);
@@ -144,19 +143,13 @@ void connection::on_read(std::size_t bytes) {
       if (generation != generation_ || state_ == state::closed) return;
       continue;
     }
+    auto [done, repeated] = pipeline_.pop_reply();
     auto answer = reply_view(*static_cast<const redisReply*>(raw));
-    auto [done, repeated, overtook] = pipeline_.pop_reply(answer);
-    if (!done) {
-      sent_again = true;
-      continue;
-    }
     answer.repeated = repeated;
-    answer.overtook = overtook;
     done(error_code{}, answer);
     // The callback may have shut the connection down.
     if (generation != generation_ || state_ == state::closed) return;
   }
-  if (sent_again && pipeline_.wants_write()) write();
   read();
 }
 

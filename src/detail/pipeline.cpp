@@ -1,15 +1,12 @@
 #include "detail/pipeline.hpp"
 
-#include "detail/script_cache.hpp"
-
 #include <utility>
 
 namespace redlock::detail {
 
-void pipeline::push(std::string_view bytes, callback done, retry again, bool repeated,
-                    bool overtook) {
+void pipeline::push(std::string_view bytes, callback done, retry again, bool repeated) {
   output_.append(bytes);
-  awaiting_.push_back({std::move(done), std::move(again), repeated, overtook});
+  awaiting_.push_back({std::move(done), std::move(again), repeated});
 }
 
 void pipeline::hold(std::string_view bytes, callback done, retry again) {
@@ -25,22 +22,12 @@ std::string_view pipeline::take_write_buffer() {
   return writing_;
 }
 
-pipeline::answered pipeline::pop_reply(const reply& r) {
+pipeline::answered pipeline::pop_reply() {
   auto& front = awaiting_.front();
-  std::string eval;
-  // Only an error reply costs a look at the command.
-  if (script_missing(r) && front.again.command) eval = eval_fallback(*front.again.command);
-  auto command = std::move(front);
+  answered result{std::move(front.done), front.repeated};
   awaiting_.pop_front();
   if (written_ > 0) --written_;
-  if (eval.empty()) return {std::move(command.done), command.repeated, command.overtook};
-  // Everything awaited now runs ahead of the EVAL.
-  for (auto& later : awaiting_) later.overtook = true;
-  // Its EVAL also stores the script on the node, so the EVALSHAs after it
-  // find it again. The command keeps its EVALSHA form for a resend on a new
-  // link, which loads the scripts before anything else.
-  push(eval, std::move(command.done), std::move(command.again), command.repeated, command.overtook);
-  return {};
+  return result;
 }
 
 std::vector<pipeline::callback> pipeline::on_link_lost(clock::time_point now, bool closing) {
@@ -56,8 +43,7 @@ std::vector<pipeline::callback> pipeline::on_link_lost(clock::time_point now, bo
     if (due(command.again)) {
       // Written (maybe in part): it may have run, so its next answer is a repeat's.
       const bool repeated = i < written || command.repeated;
-      held_.push_back(
-          {{}, std::move(command.done), std::move(command.again), repeated, command.overtook});
+      held_.push_back({{}, std::move(command.done), std::move(command.again), repeated});
     } else {
       failed.push_back(std::move(command.done));
     }
@@ -86,8 +72,7 @@ std::vector<pipeline::callback> pipeline::on_link_ready(clock::time_point now) {
       continue;
     }
     const auto bytes = command.command();  // before `again` is moved from
-    push(bytes, std::move(command.done), std::move(command.again), command.repeated,
-         command.overtook);
+    push(bytes, std::move(command.done), std::move(command.again), command.repeated);
   }
   return expired;
 }

@@ -35,9 +35,7 @@ class pipeline {
   /// Queues `bytes` for the next write; the next reply not yet matched
   /// after those of the commands pushed before goes to `done`. `repeated`:
   /// it was written on a link that failed, so it may have run already.
-  /// `overtook`: it ran ahead of a command sent before it (see pop_reply).
-  void push(std::string_view bytes, callback done, retry again = {}, bool repeated = false,
-            bool overtook = false);
+  void push(std::string_view bytes, callback done, retry again = {}, bool repeated = false);
   /// Queues bytes whose answers nobody awaits (pub/sub subscriptions,
   /// answered by pushes).
   void push_unanswered(std::string_view bytes) { output_.append(bytes); }
@@ -75,23 +73,11 @@ class pipeline {
   std::size_t held() const noexcept { return held_.size(); }
 
   struct answered {
-    callback done;  ///< Empty: nobody is told now (the command went out again).
+    callback done;
     bool repeated = false;
-    bool overtook = false;
   };
-  /// The command `r`, the reply just read, answers. Requires awaiting() > 0.
-  ///
-  /// An EVALSHA of script_cache.hpp's scripts answered NOSCRIPT (the node
-  /// lost its scripts: SCRIPT FLUSH) ran nothing: it goes out again as EVAL,
-  /// at the back of the output, with the same callback, which is not called
-  /// now (`done` is empty) but with the EVAL's reply. Every command still
-  /// awaited then was sent after the EVALSHA and runs before the EVAL: their
-  /// replies are marked `overtook`, so that an answer that depended on the
-  /// late one can be asked again (acquire_op sends a refused attempt to
-  /// that node again, behind the EVAL). Only commands kept for resending
-  /// (`again.command`) fall back, so only idempotent ones; which go by
-  /// EVALSHA, and why running late is safe for them, is script_cache.hpp's.
-  answered pop_reply(const reply& r);
+  /// The command the reply just read answers. Requires awaiting() > 0.
+  answered pop_reply();
 
   /// The link failed (`closing`: for good). Commands to send again whose
   /// time has not passed are held for the next link, ahead of anything held
@@ -110,14 +96,12 @@ class pipeline {
     callback done;
     retry again;
     bool repeated = false;
-    bool overtook = false;
   };
   struct held_command {
     std::string bytes;  ///< Empty when again.command holds them.
     callback done;
     retry again;
     bool repeated = false;
-    bool overtook = false;
 
     std::string_view command() const noexcept {
       return again.command ? std::string_view(*again.command) : std::string_view(bytes);

@@ -21,12 +21,6 @@ struct reply {
   /// The command was sent again after its connection failed, so it may
   /// already have run once: the answer is to the second run.
   bool repeated = false;
-  /// The command ran ahead of one sent before it on this connection: an
-  /// EVALSHA whose script the node had lost, sent again as EVAL behind it
-  /// (pipeline::pop_reply). An answer that depended on that one having run
-  /// (a SET refused while this client's release had not run yet) may not
-  /// stand.
-  bool overtook = false;
 
   bool is_ok() const noexcept { return type == kind::status && text == "OK"; }
   bool is_error() const noexcept { return type == kind::error; }

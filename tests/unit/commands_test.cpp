@@ -1,7 +1,6 @@
 // Command formatting and the scripts.
 #include "detail/commands.hpp"
 #include "detail/reply.hpp"
-#include "detail/script_cache.hpp"
 
 #include <hiredis.h>
 #include <catch2/catch.hpp>
@@ -32,16 +31,11 @@ TEST_CASE("binary-safe arguments keep their length", "[unit][commands]") {
             "*6\r\n$3\r\nSET\r\n$3\r\na\0b\r\n$1\r\nt\r\n$2\r\nNX\r\n$2\r\nPX\r\n$1\r\n1\r\n", 52));
 }
 
-TEST_CASE("release goes out as EVALSHA, extend as EVAL", "[unit][commands]") {
-  // A release's EVALSHA answered NOSCRIPT goes out again as EVAL, behind
-  // commands sent after it (pipeline::pop_reply): a release may run late.
-  // An extend stays EVAL: its bytes are not kept for a resend.
-  const auto sha = sha1_hex(release_script());
-  CHECK(release_command(plain("k"), "t", "me", 0ms) ==
-        "*7\r\n$7\r\nEVALSHA\r\n$40\r\n" + sha +
-            "\r\n$1\r\n1\r\n$1\r\nk\r\n$1\r\nt\r\n$2\r\nme\r\n$18\r\nredlock:released:k\r\n");
+TEST_CASE("release and extend always go out as EVAL, never EVALSHA", "[unit][commands]") {
+  // EVALSHA could be answered NOSCRIPT after a SCRIPT FLUSH, and its EVAL
+  // fallback would run behind commands sent after it.
   const std::string body(release_script());
-  CHECK(eval_fallback(release_command(plain("k"), "t", "me", 0ms)) ==
+  CHECK(release_command(plain("k"), "t", "me", 0ms) ==
         "*7\r\n$4\r\nEVAL\r\n$" + std::to_string(body.size()) + "\r\n" + body +
             "\r\n$1\r\n1\r\n$1\r\nk\r\n$1\r\nt\r\n$2\r\nme\r\n$18\r\nredlock:released:k\r\n");
   // No releaser: release without announcing it (and no channels).
@@ -55,56 +49,6 @@ TEST_CASE("release goes out as EVALSHA, extend as EVAL", "[unit][commands]") {
   CHECK(extend.ends_with("$4\r\n2500\r\n"));
   // A plain lock's extension makes the key live TTL + lock-delay.
   CHECK(extend_command(plain("k"), "t", 2500ms, 500ms).ends_with("$4\r\n3000\r\n"));
-}
-
-TEST_CASE("script cache: SHA1 names, SCRIPT LOAD, and the EVAL form of an EVALSHA",
-          "[unit][commands]") {
-  // FIPS 180 test vectors.
-  CHECK(sha1_hex("") == "da39a3ee5e6b4b0d3255bfef95601890afd80709");
-  CHECK(sha1_hex("abc") == "a9993e364706816aba3e25717850c26c9cd0d89d");
-  CHECK(sha1_hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq") ==
-        "84983e441c3bd26ebaae4aa1f95129e5e54670f1");
-
-  // The release scripts go by SHA; the others have none.
-  CHECK(cached_script_sha1(release_script()) == sha1_hex(release_script()));
-  CHECK(cached_script_sha1(reentrant_release_script()) == sha1_hex(reentrant_release_script()));
-  CHECK(cached_script_sha1(std::string(release_script())) == sha1_hex(release_script()));
-  CHECK(cached_script_sha1(extend_script()).empty());
-  CHECK(cached_script_sha1(acquire_all_script()).empty());
-
-  const auto loads = script_load_commands();
-  REQUIRE(loads.size() == 2);
-  CHECK(loads[0] == format_command({"SCRIPT", "LOAD", release_script()}));
-  CHECK(loads[1] == format_command({"SCRIPT", "LOAD", reentrant_release_script()}));
-
-  // The EVAL form keeps every key and argument, binary ones included.
-  const held_keys reentrant{{"a", std::string("b\0\r\n", 4)}, "owner-1"};
-  CHECK(eval_fallback(release_command(reentrant, "t", "me", 250ms)) ==
-        format_command({"EVAL", reentrant_release_script(), "2", "a", std::string("b\0\r\n", 4),
-                        "t", "me", "owner-1", "250", "redlock:released:a",
-                        std::string("redlock:released:b\0\r\n", 21)}));
-  CHECK(eval_fallback(release_command(plain("k"), "t", "", 0ms)) ==
-        format_command({"EVAL", release_script(), "1", "k", "t", ""}));
-
-  // Anything else has no EVAL form: the reply goes to its caller as it is.
-  CHECK(eval_fallback("").empty());
-  CHECK(eval_fallback(format_command({"PING"})).empty());
-  CHECK(eval_fallback(extend_command(plain("k"), "t", 10ms, 0ms)).empty());
-  CHECK(eval_fallback(format_command({"EVALSHA", sha1_hex("return 1"), "0"})).empty());
-  CHECK(eval_fallback(format_command({"EVALSHA", "0123", "0"})).empty());
-  const auto sha = release_command(plain("k"), "t", "", 0ms);
-  CHECK(eval_fallback(sha.substr(0, 30)).empty());  // cut inside the SHA1
-
-  reply missing;
-  missing.type = reply::kind::error;
-  missing.text = "NOSCRIPT No matching script. Please use EVAL.";
-  CHECK(script_missing(missing));
-  missing.type = reply::kind::string;
-  CHECK_FALSE(script_missing(missing));
-  reply other;
-  other.type = reply::kind::error;
-  other.text = "NOPERM this user has no permissions to run the 'evalsha' command";
-  CHECK_FALSE(script_missing(other));
 }
 
 TEST_CASE("several keys or a reentrant owner take one script call", "[unit][commands]") {

@@ -2,8 +2,6 @@
 // does to each, driven without sockets: the bytes a write would carry, the
 // callbacks a reply or a failure reaches.
 #include "detail/pipeline.hpp"
-#include "detail/commands.hpp"
-#include "detail/script_cache.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -26,8 +24,7 @@ const clock::time_point t0{std::chrono::seconds(1000)};
 
 /// What each command's callback saw, by the command's name.
 struct journal {
-  /// "name", or with " (repeated)", " (overtook)", or both, as the reply said.
-  std::vector<std::string> answered;
+  std::vector<std::string> answered;  ///< "name" or "name (repeated)".
   std::vector<std::string> failed;
 
   pipeline::callback record(std::string name) {
@@ -35,10 +32,7 @@ struct journal {
       if (ec) {
         failed.push_back(name);
       } else {
-        std::string said = name;
-        if (r.repeated) said += " (repeated)";
-        if (r.overtook) said += " (overtook)";
-        answered.push_back(said);
+        answered.push_back(r.repeated ? name + " (repeated)" : name);
       }
     };
   }
@@ -52,29 +46,11 @@ pipeline::retry retried(const std::string& bytes, clock::time_point until) {
 /// Answers every awaited command, as a node answering in order would.
 void answer_all(pipeline& p) {
   while (p.awaiting() > 0) {
+    auto [done, repeated] = p.pop_reply();
     reply r;
-    auto [done, repeated, overtook] = p.pop_reply(r);
     r.repeated = repeated;
-    r.overtook = overtook;
     done({}, r);
   }
-}
-
-/// Answers the next awaited command with `r`; false if nobody was told.
-bool answer(pipeline& p, reply r) {
-  auto [done, repeated, overtook] = p.pop_reply(r);
-  if (!done) return false;
-  r.repeated = repeated;
-  r.overtook = overtook;
-  done({}, r);
-  return true;
-}
-
-reply error_reply(std::string_view text) {
-  reply r;
-  r.type = reply::kind::error;
-  r.text = text;
-  return r;
 }
 
 void fail_all(std::vector<pipeline::callback> callbacks) {
@@ -264,85 +240,6 @@ TEST_CASE("pipeline: a retry kept by a lost link fails when the link then closes
   fail_all(p.on_link_lost(t0, true));
   CHECK(j.failed == std::vector<std::string>{"a", "b"});
   CHECK(p.held() == 0);
-}
-
-TEST_CASE("pipeline: a release's EVALSHA answered NOSCRIPT goes out again as EVAL, at the back") {
-  using redlock::detail::eval_fallback;
-  using redlock::detail::held_keys;
-  using redlock::detail::release_command;
-  const auto release = release_command(held_keys{{"k"}, ""}, "t", "me", 0ms);
-  const auto eval = eval_fallback(release);
-  REQUIRE_FALSE(eval.empty());
-  pipeline p;
-  journal j;
-  p.push(release, j.record("release"), retried(release, t0 + 1s));
-  p.push("SET", j.record("set"));
-  CHECK(p.take_write_buffer() == release + "SET");
-  p.on_write_done();
-
-  // The node had lost the script: nobody is told, the EVAL is queued.
-  CHECK_FALSE(answer(p, error_reply("NOSCRIPT No matching script. Please use EVAL.")));
-  CHECK(j.answered.empty());
-  CHECK(p.awaiting() == 2);
-  REQUIRE(p.wants_write());
-  CHECK(p.take_write_buffer() == eval);
-  // The SET written after the EVALSHA is answered first, marked: it ran
-  // ahead of the release; the EVAL's answer goes to the release.
-  answer_all(p);
-  CHECK(j.answered == std::vector<std::string>{"set (overtook)", "release"});
-  // What is sent from now on runs in order again.
-  p.on_write_done();
-  p.push("GET", j.record("get"));
-  answer_all(p);
-  CHECK(j.answered.back() == "get");
-}
-
-TEST_CASE("pipeline: NOSCRIPT reaches the caller when there is no EVAL to fall back to") {
-  using redlock::detail::eval_fallback;
-  using redlock::detail::format_command;
-  using redlock::detail::held_keys;
-  using redlock::detail::release_command;
-  pipeline p;
-  journal j;
-  const auto release = release_command(held_keys{{"k"}, ""}, "t", "me", 0ms);
-  // Not kept for a resend: no bytes to make the EVAL from.
-  p.push(release, j.record("unkept"));
-  // Kept, but not an EVALSHA of ours.
-  const auto other = format_command({"EVALSHA", std::string(40, 'a'), "0"});
-  p.push(other, j.record("other"), retried(other, t0 + 1s));
-  // Kept, but the answer is another error.
-  p.push(release, j.record("refused"), retried(release, t0 + 1s));
-  p.take_write_buffer();
-  CHECK(answer(p, error_reply("NOSCRIPT No matching script.")));
-  CHECK(answer(p, error_reply("NOSCRIPT No matching script.")));
-  CHECK(answer(p, error_reply("NOPERM no permissions to run the 'evalsha' command")));
-  CHECK(j.answered == std::vector<std::string>{"unkept", "other", "refused"});
-  CHECK(p.awaiting() == 0);
-  CHECK_FALSE(p.has_output());
-}
-
-TEST_CASE("pipeline: a command that overtook a release stays marked across a lost link") {
-  using redlock::detail::held_keys;
-  using redlock::detail::release_command;
-  const auto release = release_command(held_keys{{"k"}, ""}, "t", "me", 0ms);
-  pipeline p;
-  journal j;
-  p.push(release, j.record("release"), retried(release, t0 + 1s));
-  p.push("B", j.record("b"), retried("B", t0 + 1s));
-  p.take_write_buffer();
-  p.on_write_done();
-  CHECK_FALSE(answer(p, error_reply("NOSCRIPT No matching script.")));
-  p.take_write_buffer();  // the EVAL is written, then the link fails
-  p.drop_output();
-  CHECK(p.on_link_lost(t0, false).empty());
-  REQUIRE(p.held() == 2);
-  // The next link sends both again in the order they were awaited, B ahead
-  // of the release (as its EVALSHA form: a new link loads the scripts
-  // first), both as repeats.
-  CHECK(p.on_link_ready(t0).empty());
-  CHECK(p.take_write_buffer() == "B" + release);
-  answer_all(p);
-  CHECK(j.answered == std::vector<std::string>{"b (repeated) (overtook)", "release (repeated)"});
 }
 
 }  // namespace pipeline_test
