@@ -394,16 +394,6 @@ inline long long script_calls(test::admin_client& admin) {
   return command_calls(admin, "eval") + command_calls(admin, "evalsha");
 }
 
-/// How many error replies starting with `prefix` ("NOSCRIPT") the node sent
-/// since the last CONFIG RESETSTAT.
-inline long long error_count(test::admin_client& admin, std::string_view prefix) {
-  const auto info = admin.command({"INFO", "errorstats"});
-  const auto tag = fmt::format("errorstat_{}:count=", prefix);
-  const auto at = info.text.find(tag);
-  if (at == std::string::npos) return 0;
-  return std::stoll(info.text.substr(at + tag.size()));
-}
-
 /// Sets `key` to `value` with a TTL, as another Redlock client would
 /// (NX: only if absent). True when it was set.
 inline bool foreign_set_nx(test::admin_client& admin, const std::string& key,
