@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -392,4 +393,64 @@ TEST_CASE(
     if (on_node_0) break;
     wait_on_timer(e.io, 20ms);
   }
+}
+
+// Issue 24 tried the release as EVALSHA again; a review found these three
+// ways it left keys behind, which the EVAL release does not.
+TEST_CASE("close() right after a release, scripts flushed: the delete still runs",
+          "[integration]") {
+  env e(3);
+  redlock::client locks(e.io.get_executor(), e.config);
+  e.warm_up_everywhere(locks);
+  const auto key = e.key("closing-flushed");
+  auto got = acquire(e.io, locks, "closing-flushed", once(30s));
+  REQUIRE_FALSE(got.ec);
+  REQUIRE(e.key_everywhere(key, got.held.token()));
+  for (auto& admin : e.admin) REQUIRE(admin->command({"SCRIPT", "FLUSH"}).text == "OK");
+  auto released = std::make_shared<std::optional<unlock_result>>();
+  locks.async_release(got.held, [released](error_code ec, std::size_t removed) {
+    released->emplace(unlock_result{ec, removed});
+  });
+  locks.close();
+  run_until(e.io, [&] { return released->has_value(); });
+  e.io.run();
+  CHECK(e.key_nowhere(key));
+}
+
+TEST_CASE("close() aborting an attempt, scripts flushed: its keys are undone", "[integration]") {
+  env e(3);
+  redlock::client locks(e.io.get_executor(), e.config);
+  e.warm_up_everywhere(locks);
+  const auto key = e.key("aborted-flushed");
+  for (auto& admin : e.admin) REQUIRE(admin->command({"SCRIPT", "FLUSH"}).text == "OK");
+  auto attempt = std::make_shared<std::optional<lock_result>>();
+  locks.async_acquire("aborted-flushed", once(30s), [attempt](error_code ec, redlock::lock l) {
+    attempt->emplace(lock_result{ec, std::move(l)});
+  });
+  locks.close();
+  run_until(e.io, [&] { return attempt->has_value(); });
+  CHECK((*attempt)->ec == boost::asio::error::operation_aborted);
+  e.io.run();
+  CHECK(e.key_nowhere(key));
+}
+
+TEST_CASE("a user who may run EVAL but not EVALSHA can release", "[integration]") {
+  env e(3);
+  for (auto& admin : e.admin) {
+    REQUIRE(
+        admin->command({"ACL", "SETUSER", "locker", "on", ">pw", "~*", "&*", "+@all", "-evalsha"})
+            .text == "OK");
+  }
+  auto config = e.config;
+  for (auto& node : config.nodes) {
+    node.username = "locker";
+    node.password = "pw";
+  }
+  redlock::client locks(e.io.get_executor(), config);
+  const auto key = e.key("acl-evalsha");
+  auto got = acquire(e.io, locks, "acl-evalsha", once(30s));
+  REQUIRE_FALSE(got.ec);
+  const auto released = release(e.io, locks, got.held);
+  CHECK_FALSE(released.ec);
+  CHECK(e.key_nowhere(key));
 }
