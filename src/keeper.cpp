@@ -55,7 +55,7 @@ void keeper::stop() noexcept {
 }
 
 keeper::executor_type keeper::get_executor() const {
-  return op_ ? op_->core()->strand().get_inner_executor() : executor_type{};
+  return op_ ? op_->core()->strand().get_inner_executor().inner() : executor_type{};
 }
 
 void keeper::start_wait(detail::completion<error_code> done) { op_->wait_lost(std::move(done)); }

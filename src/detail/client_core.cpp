@@ -20,7 +20,7 @@ std::uint64_t next_serial() noexcept {
 }  // namespace
 
 client_core::client_core(boost::asio::any_io_executor executor, client_config config)
-    : strand_(boost::asio::make_strand(executor)),
+    : strand_(make_core_strand(std::move(executor))),
       config_(checked(std::move(config))),
       id_(make_token()),
       serial_(next_serial()),

@@ -17,24 +17,42 @@ struct decimal {
   std::size_t length = 0;
 };
 
+/// The encoded size of a bulk string of `n` bytes: "$<n>\r\n<bytes>\r\n".
+std::size_t bulk_size(std::size_t n) {
+  return 1 + decimal(static_cast<long long>(n)).view().size() + 2 + n + 2;
+}
+
+/// Writes a RESP array of bulk strings into one string, an argument at a
+/// time, without collecting the arguments first.
+class command_writer {
+ public:
+  /// `argc` arguments whose bulk_size()s add up to `bulk_bytes`: the
+  /// string is allocated once, at its final size.
+  command_writer(std::size_t argc, std::size_t bulk_bytes) {
+    const decimal count(static_cast<long long>(argc));
+    command_.reserve(1 + count.view().size() + 2 + bulk_bytes);
+    command_.append("*").append(count.view()).append("\r\n");
+  }
+  /// One argument made of `first` and then `second`.
+  void arg(std::string_view first, std::string_view second = {}) {
+    const decimal length(static_cast<long long>(first.size() + second.size()));
+    command_.append("$").append(length.view()).append("\r\n");
+    command_.append(first).append(second).append("\r\n");
+  }
+  std::string take() { return std::move(command_); }
+
+ private:
+  std::string command_;
+};
+
 }  // namespace
 
 std::string format_command(std::span<const std::string_view> args) {
-  // RESP: *<argc>\r\n then $<length>\r\n<bytes>\r\n per argument. Sized
-  // first, so the command is one allocation (this is on every lock's path).
-  const decimal argc(static_cast<long long>(args.size()));
-  std::size_t size = 1 + argc.view().size() + 2;
-  for (auto arg : args) {
-    size += 1 + decimal(static_cast<long long>(arg.size())).view().size() + 2 + arg.size() + 2;
-  }
-  std::string command;
-  command.reserve(size);
-  command.append("*").append(argc.view()).append("\r\n");
-  for (auto arg : args) {
-    const decimal length(static_cast<long long>(arg.size()));
-    command.append("$").append(length.view()).append("\r\n").append(arg).append("\r\n");
-  }
-  return command;
+  std::size_t bulk_bytes = 0;
+  for (auto arg : args) bulk_bytes += bulk_size(arg.size());
+  command_writer command(args.size(), bulk_bytes);
+  for (auto arg : args) command.arg(arg);
+  return command.take();
 }
 
 std::string format_command(std::initializer_list<std::string_view> args) {
@@ -46,20 +64,41 @@ namespace {
 // EVAL <script> <numkeys> <keys...> <token> <then...> [<owner> <delay>]
 // [<channels...>]: the shape of every script call. A reentrant lock's
 // scripts also take the owner and the lock-delay (ARGV[3], ARGV[4]);
-// `channels` (one per key) go last when given.
+// with `channels`, each key's release channel goes last.
 std::string script_command(std::string_view script, const held_keys& held, std::string_view token,
                            std::initializer_list<std::string_view> then, std::string_view delay,
-                           const std::vector<std::string>* channels = nullptr) {
+                           bool channels = false) {
   const decimal numkeys(static_cast<long long>(held.keys.size()));
-  std::vector<std::string_view> args;
-  args.reserve(5 + 2 * held.keys.size() + then.size());
-  args.insert(args.end(), {"EVAL", script, numkeys.view()});
-  args.insert(args.end(), held.keys.begin(), held.keys.end());
-  args.push_back(token);
-  args.insert(args.end(), then.begin(), then.end());
-  if (!held.owner.empty()) args.insert(args.end(), {std::string_view(held.owner), delay});
-  if (channels) args.insert(args.end(), channels->begin(), channels->end());
-  return format_command(args);
+  const bool owned = !held.owner.empty();
+  std::size_t argc = 3 + held.keys.size() + 1 + then.size();
+  std::size_t bulk_bytes = bulk_size(4) + bulk_size(script.size()) +
+                           bulk_size(numkeys.view().size()) + bulk_size(token.size());
+  for (const auto& key : held.keys) {
+    bulk_bytes += bulk_size(key.size());
+    if (channels) bulk_bytes += bulk_size(release_channel_prefix.size() + key.size());
+  }
+  for (auto arg : then) bulk_bytes += bulk_size(arg.size());
+  if (owned) {
+    argc += 2;
+    bulk_bytes += bulk_size(held.owner.size()) + bulk_size(delay.size());
+  }
+  if (channels) argc += held.keys.size();
+
+  command_writer command(argc, bulk_bytes);
+  command.arg("EVAL");
+  command.arg(script);
+  command.arg(numkeys.view());
+  for (const auto& key : held.keys) command.arg(key);
+  command.arg(token);
+  for (auto arg : then) command.arg(arg);
+  if (owned) {
+    command.arg(held.owner);
+    command.arg(delay);
+  }
+  if (channels) {
+    for (const auto& key : held.keys) command.arg(release_channel_prefix, key);
+  }
+  return command.take();
 }
 
 }  // namespace
@@ -126,18 +165,13 @@ std::string release_command(const held_keys& held, std::string_view token,
                             std::string_view releaser, std::chrono::milliseconds lock_delay) {
   const auto script = held.owner.empty() ? release_script() : reentrant_release_script();
   const decimal delay(lock_delay.count());
-  if (releaser.empty()) return script_command(script, held, token, {releaser}, delay.view());
-  std::vector<std::string> channels;
-  channels.reserve(held.keys.size());
-  for (const auto& key : held.keys) channels.push_back(release_channel(key));
-  return script_command(script, held, token, {releaser}, delay.view(), &channels);
+  return script_command(script, held, token, {releaser}, delay.view(), !releaser.empty());
 }
 
 std::string release_channel(std::string_view key) {
-  constexpr std::string_view prefix = "redlock:released:";
   std::string channel;
-  channel.reserve(prefix.size() + key.size());  // one allocation, not two
-  channel.append(prefix).append(key);
+  channel.reserve(release_channel_prefix.size() + key.size());  // one allocation, not two
+  channel.append(release_channel_prefix).append(key);
   return channel;
 }
 

@@ -61,7 +61,9 @@ std::string fence_reseed_command(std::string_view loss_id, std::uint64_t floor);
 /// holds that long past their expiry).
 std::string release_command(const held_keys& held, std::string_view token,
                             std::string_view releaser, std::chrono::milliseconds lock_delay);
-/// The pub/sub channel on which the release of `key` is announced.
+/// The pub/sub channel on which the release of `key` is announced: this
+/// prefix, then the key.
+inline constexpr std::string_view release_channel_prefix = "redlock:released:";
 std::string release_channel(std::string_view key);
 /// Extends by `ttl`; the keys live `lock_delay` longer.
 std::string extend_command(const held_keys& held, std::string_view token,

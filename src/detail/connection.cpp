@@ -35,7 +35,7 @@ connection::connection(strand_type strand, node_config node, connection_settings
 
 connection::~connection() = default;
 
-boost::asio::ip::tcp::socket& connection::lowest_layer() noexcept {
+tcp_socket& connection::lowest_layer() noexcept {
   return tls_ ? tls_->stream.next_layer() : socket_;
 }
 

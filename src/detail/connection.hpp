@@ -144,7 +144,7 @@ class connection : public std::enable_shared_from_this<connection> {
   void tls_handshake();
   void on_connected();
   /// The TCP socket: this connection's own, or the one under its TLS stream.
-  boost::asio::ip::tcp::socket& lowest_layer() noexcept;
+  tcp_socket& lowest_layer() noexcept;
   /// Calls `op` with the stream that reads and writes: TLS or plain TCP.
   template <class Op>
   void with_stream(Op&& op) {
@@ -179,8 +179,8 @@ class connection : public std::enable_shared_from_this<connection> {
   strand_type strand_;
   node_config node_;
   connection_settings settings_;
-  boost::asio::ip::tcp::resolver resolver_;
-  boost::asio::ip::tcp::socket socket_;                     ///< Unused with TLS.
+  boost::asio::ip::basic_resolver<boost::asio::ip::tcp, strand_type> resolver_;
+  tcp_socket socket_;                                       ///< Unused with TLS.
   std::shared_ptr<boost::asio::ssl::context> tls_context_;  ///< Null: plain TCP.
   /// A TLS stream (with its own socket) and how many of its operations are
   /// still to complete: it must outlive them.

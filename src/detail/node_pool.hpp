@@ -47,7 +47,11 @@ class node_pool {
     std::size_t sent = 0;
     for (std::size_t i = 0; i < size(); ++i) {
       if (!include(i)) continue;
-      node(i).send(command, [on_reply, i](error_code ec, const reply& r) { on_reply(i, ec, r); });
+      // An init-capture: a plain capture of the const reference would make a
+      // const member, which every move of the callback would copy.
+      node(i).send(command, [on_reply = OnReply(on_reply), i](error_code ec, const reply& r) {
+        on_reply(i, ec, r);
+      });
       ++sent;
     }
     return sent;
@@ -62,7 +66,8 @@ class node_pool {
     for (std::size_t i = 0; i < size(); ++i) {
       if (!include(i)) continue;
       node(i).send(
-          command, [on_reply, i](error_code ec, const reply& r) { on_reply(i, ec, r); },
+          command,
+          [on_reply = OnReply(on_reply), i](error_code ec, const reply& r) { on_reply(i, ec, r); },
           retry_until);
       ++sent;
     }

@@ -5,8 +5,9 @@
 
 namespace redlock::detail {
 
-/// 128 bits from getrandom(2), as 32 lowercase hex characters. Throws
-/// std::system_error if the kernel cannot supply them.
+/// 128 bits from getrandom(2), as 32 lowercase hex characters. The bytes
+/// are fetched 512 at a time per thread (a forked child fetches its own).
+/// Throws std::system_error if the kernel cannot supply them.
 std::string make_token();
 
 /// Uniform in [0, 1), for jitter only (not for anything secret).

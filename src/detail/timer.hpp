@@ -4,12 +4,12 @@
 
 #include <redlock/clock.hpp>
 #include <redlock/detail/asio.hpp>
+#include "detail/executor.hpp"
 
 #include <boost/asio/basic_waitable_timer.hpp>
 
 namespace redlock::detail {
 
-using strand_type = boost::asio::strand<boost::asio::any_io_executor>;
 using timer =
     boost::asio::basic_waitable_timer<redlock::clock, boost::asio::wait_traits<redlock::clock>,
                                       strand_type>;

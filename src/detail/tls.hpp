@@ -5,6 +5,7 @@
 
 #include <redlock/config.hpp>
 #include <redlock/detail/asio.hpp>
+#include "detail/executor.hpp"
 
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl/context.hpp>
@@ -16,7 +17,10 @@
 
 namespace redlock::detail {
 
-using tls_stream = boost::asio::ssl::stream<boost::asio::ip::tcp::socket>;
+/// A TCP socket on the client's strand (not behind an any_io_executor: each
+/// completion would copy that, and a strand does not fit in its small buffer).
+using tcp_socket = boost::asio::basic_stream_socket<boost::asio::ip::tcp, strand_type>;
+using tls_stream = boost::asio::ssl::stream<tcp_socket>;
 
 /// A client context for `tls`. Throws config_error (errc::invalid_tls)
 /// naming `node` and the file that cannot be used.

@@ -297,7 +297,7 @@ TEST_CASE("an expired retried command fails on reconnect only after the live one
   settings.reconnect.initial_delay = 300ms;
   settings.reconnect.max_delay = 300ms;
   settings.reconnect.jitter = 0.0;
-  auto strand = redlock::detail::strand_type(e.io.get_executor());
+  auto strand = redlock::detail::make_core_strand(e.io.get_executor());
   auto conn = ready_connection(e, proxy, strand, settings, 1);
   const auto list = e.key("order");
   using redlock::detail::format_command;
@@ -343,7 +343,7 @@ TEST_CASE("a retried command's reply is marked repeated only if its first copy w
           "[integration]") {
   env e;
   redlock::test::fault_proxy proxy(e.nodes.node(0).port());
-  auto strand = redlock::detail::strand_type(e.io.get_executor());
+  auto strand = redlock::detail::make_core_strand(e.io.get_executor());
   auto conn = ready_connection(e, proxy, strand, {});
   using redlock::detail::format_command;
   using redlock::detail::reply;
@@ -410,7 +410,7 @@ TEST_CASE("destroying the io_context without running it after the client frees e
 // protocol error that drops the link.
 TEST_CASE("a subscriber connection without a push handler fails on a push", "[integration]") {
   env e;
-  auto strand = redlock::detail::strand_type(e.io.get_executor());
+  auto strand = redlock::detail::make_core_strand(e.io.get_executor());
   redlock::node_config node;
   node.port = e.nodes.node(0).port();
   std::vector<std::string> lines;

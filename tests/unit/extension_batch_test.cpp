@@ -87,7 +87,7 @@ struct fake_extension final : batched_extension {
 TEST_CASE("a batch call times each lock out at its own expiry, on one timer, until all answer",
           "[unit][extension_batch]") {
   boost::asio::io_context io;
-  auto strand = boost::asio::make_strand(io.get_executor());
+  auto strand = make_core_strand(io.get_executor());
   // Never started: what is sent waits, and close() fails it.
   node_pool pool(strand, std::vector<redlock::node_config>(3),
                  [](std::size_t) { return connection_settings{}; });

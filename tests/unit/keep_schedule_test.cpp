@@ -37,7 +37,7 @@ void settle(boost::asio::io_context& io) {
 
 struct fixture {
   boost::asio::io_context io;
-  strand_type strand = boost::asio::make_strand(io.get_executor());
+  strand_type strand = make_core_strand(io.get_executor());
   node_pool pool{strand, std::vector<redlock::node_config>(3),
                  [](std::size_t) { return connection_settings{}; }};
 };

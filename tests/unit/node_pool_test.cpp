@@ -18,7 +18,7 @@ namespace {
 // Connections that are never started open no socket: what is sent waits for
 // a set-up that never comes, and close() fails it.
 node_pool make_pool(boost::asio::io_context& io, std::size_t nodes) {
-  return node_pool(boost::asio::make_strand(io.get_executor()),
+  return node_pool(redlock::detail::make_core_strand(io.get_executor()),
                    std::vector<redlock::node_config>(nodes),
                    [](std::size_t) { return redlock::detail::connection_settings{}; });
 }

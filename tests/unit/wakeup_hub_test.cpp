@@ -16,7 +16,7 @@ namespace {
 
 // No nodes: the hub opens no subscriber, and its hand-overs need none.
 wakeup_hub make_hub(boost::asio::io_context& io) {
-  return wakeup_hub(boost::asio::make_strand(io.get_executor()), {}, {}, "me");
+  return wakeup_hub(redlock::detail::make_core_strand(io.get_executor()), {}, {}, "me");
 }
 
 /// The hub under test with two waiters of "k", a (who records why it was
