@@ -11,7 +11,7 @@ namespace redlock::detail {
 using status = node_outcome::status;
 
 acquire_fsm::acquire_fsm(std::size_t nodes, acquire_rules rules, double (*random)())
-    : rules_(rules), random_(random), round_(nodes, rules.round), write_back_(nodes, rules.round) {
+    : rules_(rules), random_(random), round_(nodes, rules.round) {
   // A set wait is the limit unless the caller limited the attempts too.
   if (!rules_.retry.max_attempts) {
     rules_.retry.max_attempts =
@@ -78,7 +78,7 @@ acquire_fsm::action acquire_fsm::on_vote(std::uint64_t attempt, std::size_t node
 acquire_fsm::action acquire_fsm::on_written(std::uint64_t attempt, std::size_t node, vote v,
                                             clock::time_point now) {
   if (phase_ != phase::writing_back || attempt != attempt_) return {};
-  return written(write_back_.on_vote(node, v, now), now);
+  return written(write_back_->on_vote(node, v, now), now);
 }
 
 acquire_fsm::action acquire_fsm::on_timer(std::uint64_t timer_id, clock::time_point now) {
@@ -87,7 +87,7 @@ acquire_fsm::action acquire_fsm::on_timer(std::uint64_t timer_id, clock::time_po
     case phase::attempting:
       return decided(round_.on_timeout(now), now, false);
     case phase::writing_back:
-      return written(write_back_.on_timeout(now), now);
+      return written(write_back_->on_timeout(now), now);
     case phase::pausing:
       // The wait deadline came with no release seen: give up as the last
       // attempt failed.
@@ -129,7 +129,8 @@ acquire_fsm::action acquire_fsm::reached(clock::time_point now) {
   // Otherwise a majority must hold them before anyone gets them; the
   // validity still counts from the attempt's start.
   phase_ = phase::writing_back;
-  write_back_.start(attempt_start_);
+  if (!write_back_) write_back_ = std::make_unique<quorum_fsm>(round_.nodes(), rules_.round);
+  write_back_->start(attempt_start_);
   action next;
   next.what = action::kind::write_back;
   next.at = now + rules_.request_timeout;
@@ -140,7 +141,7 @@ acquire_fsm::action acquire_fsm::reached(clock::time_point now) {
 acquire_fsm::action acquire_fsm::written(quorum_fsm::state state, clock::time_point now) {
   if (state == quorum_fsm::state::pending) return {};
   if (state == quorum_fsm::state::reached) return complete({});
-  failure_ = write_back_.error();
+  failure_ = write_back_->error();
   return undo_attempt(now);
 }
 

@@ -17,6 +17,7 @@
 #include <redlock/config.hpp>
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 namespace redlock::detail {
@@ -101,11 +102,10 @@ class acquire_fsm {
   bool done() const noexcept { return phase_ == phase::done; }
   std::uint64_t attempt() const noexcept { return attempt_; }
   const quorum_fsm& round() const noexcept { return round_; }
+  const acquire_rules& rules() const noexcept { return rules_; }
   /// The fences of the current attempt (per key): the largest counter each
   /// granting node of the quorum answered. Final once done.
   const std::vector<std::uint64_t>& fences() const noexcept { return fences_; }
-  /// The write-back's round, once one started.
-  const quorum_fsm& write_back() const noexcept { return write_back_; }
 
  private:
   action start_attempt(clock::time_point now);
@@ -126,7 +126,9 @@ class acquire_fsm {
   acquire_rules rules_;
   double (*random_)();
   quorum_fsm round_;
-  quorum_fsm write_back_;
+  /// The write-back's round: made by the first write-back (most acquires
+  /// never need one, and the operation stays small without it).
+  std::unique_ptr<quorum_fsm> write_back_;
   /// Why the last attempt failed (the attempt's or the write-back's round).
   error_code failure_{};
   clock::time_point attempt_start_{};

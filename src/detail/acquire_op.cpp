@@ -47,18 +47,20 @@ acquire_op::acquire_op(std::shared_ptr<client_core> core, std::vector<std::strin
     : operation(std::move(core), std::move(done)),
       resources_(std::move(resources)),
       keys_(core_->keys_for(resources_, options.reentrant_owner)),
-      options_(std::move(options)),
-      fsm_(core_->size(), rules_of(options_, core_->config().drift_factor), &unit_random),
-      timer_(core_->strand()) {}
+      settings_{options.ttl, options.lock_delay, options.request_timeout, options.fenced},
+      stop_token_(std::move(options.stop)),
+      fsm_(core_->size(), rules_of(options, core_->config().drift_factor), &unit_random),
+      timer_(core_->strand()) {
+  invalid_ = validate(resources_, options, core_->config().drift_factor);
+  if (!invalid_) invalid_ = validate_fencing(options);
+}
 
 void acquire_op::run() {
-  if (auto ec = validate(resources_, options_, core_->config().drift_factor)) {
-    return finish(ec);
-  }
-  if (auto ec = validate_fencing()) return finish(ec);
-  if (options_.stop.stop_requested()) return finish(boost::asio::error::operation_aborted);
-  if (options_.stop.stop_possible()) {
-    stop_.emplace(options_.stop, cancel_on_stop{shared_from_this()});
+  if (invalid_) return finish(invalid_);
+  if (stop_token_.stop_requested()) return finish(boost::asio::error::operation_aborted);
+  if (stop_token_.stop_possible()) {
+    stop_ = std::make_unique<std::stop_callback<cancel_on_stop>>(
+        std::move(stop_token_), cancel_on_stop{shared_from_this()});
   }
   execute(fsm_.start(clock::now()));
 }
@@ -97,7 +99,7 @@ void acquire_op::execute(acquire_fsm::action next) {
         if (!waiting_at_attempt_) {
           for (std::size_t k = 0; k < keys_.keys.size(); ++k) {
             if (core_->wakeups().released_here_since(keys_.keys[k], releases_here_at_attempt_)) {
-              woken_by_ = k;
+              woken_by_ = static_cast<std::uint32_t>(k);
               return execute(fsm_.on_release_seen(true, clock::now()));
             }
           }
@@ -133,8 +135,8 @@ void acquire_op::send_attempt(const acquire_fsm::action& next) {
   // The keys outlive the validity (and a reentrant hold) by the lock-delay;
   // the rounds still count from the TTL alone.
   const auto command =
-      options_.fenced ? fenced_acquire_command(keys_, token_, options_.ttl, options_.lock_delay)
-                      : acquire_command(keys_, token_, options_.ttl, options_.lock_delay);
+      settings_.fenced ? fenced_acquire_command(keys_, token_, settings_.ttl, settings_.lock_delay)
+                       : acquire_command(keys_, token_, settings_.ttl, settings_.lock_delay);
   core_->pool().broadcast(command, [self = shared_from_this(), attempt, sent = attempt_start_](
                                        std::size_t node, error_code ec, const reply& r) {
     self->on_attempt_reply(attempt, node, sent, ec, r);
@@ -145,7 +147,7 @@ void acquire_op::send_attempt(const acquire_fsm::action& next) {
 void acquire_op::on_attempt_reply(std::uint64_t attempt, std::size_t node, clock::time_point sent,
                                   error_code ec, const reply& r) {
   fenced_vote answer;
-  if (options_.fenced) {
+  if (settings_.fenced) {
     answer = fenced_acquire_vote(ec, r, keys_.keys.size());
   } else {
     answer.decision = acquire_vote(ec, r);
@@ -159,13 +161,13 @@ void acquire_op::on_attempt_reply(std::uint64_t attempt, std::size_t node, clock
     return;
   }
   const auto now = clock::now();
-  execute(options_.fenced ? fsm_.on_vote(attempt, node, answer.decision, answer.fences, now)
-                          : fsm_.on_vote(attempt, node, answer.decision, now));
+  execute(settings_.fenced ? fsm_.on_vote(attempt, node, answer.decision, answer.fences, now)
+                           : fsm_.on_vote(attempt, node, answer.decision, now));
 }
 
-error_code acquire_op::validate_fencing() const {
+error_code acquire_op::validate_fencing(const lock_options& options) const {
   const auto& config = core_->config();
-  if (options_.fenced && options_.ttl > config.max_fenced_ttl) return errc::fenced_ttl_too_long;
+  if (options.fenced && options.ttl > config.max_fenced_ttl) return errc::fenced_ttl_too_long;
   // Whether fenced or not: a lock on that key would break every fenced lock.
   for (const auto& key : keys_.keys) {
     if (key == fencing_state_key) return errc::reserved_key;
@@ -188,13 +190,14 @@ void acquire_op::write_back(const acquire_fsm::action& next) {
 
 void acquire_op::undo(undo_plan plan) {
   auto self = shared_from_this();
-  std::make_shared<undo_op>(core_, keys_, token_, options_.lock_delay, std::move(plan),
-                            effective_request_timeout(options_),
-                            attempt_start_ + options_.ttl + options_.lock_delay,
-                            [self] {
-                              if (self->completed()) return;
-                              self->execute(self->fsm_.on_undone(clock::now()));
-                            })
+  std::make_shared<undo_op>(
+      core_, keys_, token_, settings_.lock_delay, std::move(plan),
+      std::chrono::duration_cast<std::chrono::milliseconds>(fsm_.rules().request_timeout),
+      attempt_start_ + settings_.ttl + settings_.lock_delay,
+      [self] {
+        if (self->completed()) return;
+        self->execute(self->fsm_.on_undone(clock::now()));
+      })
       ->run();
 }
 
@@ -221,7 +224,7 @@ void acquire_op::wait_for_key(std::size_t k) {
       keys_.keys[k], ticket_, [self = shared_from_this(), k](wake_reason why) {
         self->waiters_[k] = 0;  // the hub has let go of it
         if (self->completed()) return;
-        self->woken_by_ = k;
+        self->woken_by_ = static_cast<std::uint32_t>(k);
         if (self->keys_.keys.size() > 1) {
           // Another key of the set may still be held, so this wake-up may
           // not be ours to use up: the next waiter of this key hears it too
@@ -263,10 +266,10 @@ void acquire_op::finish(error_code ec) {
     }
   }
   granted_ = std::make_shared<lock_state>(core_->serial(), std::move(resources_), keys_,
-                                          std::move(token_), options_.ttl, options_.request_timeout,
-                                          round.validity_deadline(), held_elsewhere, true,
-                                          options_.lock_delay);
-  if (options_.fenced) granted_->fences = fsm_.fences();
+                                          std::move(token_), settings_.ttl,
+                                          settings_.request_timeout, round.validity_deadline(),
+                                          held_elsewhere, true, settings_.lock_delay);
+  if (settings_.fenced) granted_->fences = fsm_.fences();
   complete({}, lock_access::make(granted_, round.outcomes()));
   if (broken_on_purpose().settle_twice) {
     token_ = granted_->token;

@@ -38,7 +38,8 @@ class acquire_op final : public operation<acquire_op, error_code, redlock::lock>
                         error_code ec, const reply& r);
   /// Sends the attempt's fences to every node (acquire_fsm's write_back).
   void write_back(const acquire_fsm::action& next);
-  error_code validate_fencing() const;
+  /// The checks of run() that need the client's configuration.
+  error_code validate_fencing(const lock_options& options) const;
   void undo(undo_plan plan);
   void arm_timer(clock::time_point at, std::uint64_t timer_id);
   void wait_for_release();
@@ -48,9 +49,21 @@ class acquire_op final : public operation<acquire_op, error_code, redlock::lock>
   /// The first resource, for the observer.
   std::string_view resource_name() const noexcept;
 
+  /// What the attempts need of the caller's lock_options; the rest went
+  /// into the machine's rules. Kept small: an operation is allocated per
+  /// call, and past 1 KB glibc's allocator takes its slow path.
+  struct attempt_settings {
+    std::chrono::milliseconds ttl{};
+    std::chrono::milliseconds lock_delay{};
+    std::chrono::milliseconds request_timeout{};  ///< As given: zero derives it.
+    bool fenced = false;
+  };
+
   std::vector<std::string> resources_;
   held_keys keys_;
-  lock_options options_;
+  attempt_settings settings_;
+  std::stop_token stop_token_;
+  error_code invalid_;  ///< What is wrong with the request, found when it was made.
   acquire_fsm fsm_;
   timer timer_;
   std::string token_;
@@ -59,11 +72,14 @@ class acquire_op final : public operation<acquire_op, error_code, redlock::lock>
   /// Registrations with the wakeup hub, one per key (0: none); empty if
   /// not waiting.
   std::vector<wakeup_hub::waiter_id> waiters_;
-  std::size_t woken_by_ = 0;  ///< The key whose release woke us last.
   std::uint64_t ticket_ = 0;  ///< Place in the hub's line, kept from the first wait on.
   std::uint64_t releases_here_at_attempt_ = 0;  ///< The hub's count when the attempt began.
-  bool waiting_at_attempt_ = false;             ///< Registered when the attempt began.
-  std::optional<std::stop_callback<cancel_on_stop>> stop_;
+  /// The key whose release woke us last (validate() bounds the keys: the
+  /// narrow type keeps the operation within 1 KB, see attempt_settings).
+  std::uint32_t woken_by_ = 0;
+  bool waiting_at_attempt_ = false;  ///< Registered when the attempt began.
+  /// Only with a stop token that can be stopped (rare: kept out of line).
+  std::unique_ptr<std::stop_callback<cancel_on_stop>> stop_;
   /// The lock handed out, so that refusals arriving after the quorum still
   /// say which nodes never held it.
   std::shared_ptr<lock_state> granted_;

@@ -111,9 +111,11 @@ class quorum_fsm {
   clock::time_point start_{};
   clock::time_point validity_deadline_{};
   clock::duration elapsed_{};
-  std::size_t granted_ = 0;
-  std::size_t refused_ = 0;
-  std::size_t failed_ = 0;
+  // Counts of nodes (at most 64, see client_config): narrow, so that an
+  // acquire's operation stays within 1 KB (acquire_op::attempt_settings).
+  std::uint32_t granted_ = 0;
+  std::uint32_t refused_ = 0;
+  std::uint32_t failed_ = 0;
   state state_ = state::pending;
   error_code error_{};
 };
