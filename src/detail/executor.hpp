@@ -24,6 +24,12 @@ namespace redlock::detail {
 /// is already `possibly`, else asked again). The other properties passed
 /// on (outstanding work, relationship) leave the blocking behaviour of
 /// every Asio executor as it was.
+///
+/// Those two cannot be queried here, so Asio takes an untracked, forking
+/// executor to be one already: prefer(untracked) or prefer(fork) on a
+/// core_executor (or its strand) keeps what was preferred before. Nothing
+/// in the library or in Asio's own operations prefers either on the
+/// client's strand.
 class core_executor {
  public:
   using inner_type = boost::asio::any_io_executor;
@@ -41,7 +47,7 @@ class core_executor {
   /// The client's executor, as it was given.
   const inner_type& inner() const noexcept { return inner_; }
 
-  boost::asio::execution_context& query(boost::asio::execution::context_t) const noexcept {
+  boost::asio::execution_context& query(boost::asio::execution::context_t) const {
     return boost::asio::query(inner_, boost::asio::execution::context);
   }
   boost::asio::execution::blocking_t query(boost::asio::execution::blocking_t) const noexcept {

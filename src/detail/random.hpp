@@ -5,9 +5,14 @@
 
 namespace redlock::detail {
 
-/// 128 bits from getrandom(2), as 32 lowercase hex characters. The bytes
-/// are fetched 512 at a time per thread (a forked child fetches its own).
-/// Throws std::system_error if the kernel cannot supply them.
+/// 128 bits from getrandom(2), as 32 lowercase hex characters. Throws
+/// std::system_error if the kernel cannot supply them.
+///
+/// One system call per token, on purpose: bytes kept in the process for
+/// later tokens would be handed out twice by a copy of the process that no
+/// fork handler hears of (_Fork, a raw clone, a restored snapshot of a VM
+/// or a CRIU image), and a token shared by two holders breaks mutual
+/// exclusion.
 std::string make_token();
 
 /// Uniform in [0, 1), for jitter only (not for anything secret).
