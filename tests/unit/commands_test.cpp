@@ -51,6 +51,28 @@ TEST_CASE("release and extend always go out as EVAL, never EVALSHA", "[unit][com
   CHECK(extend_command(plain("k"), "t", 2500ms, 500ms).ends_with("$4\r\n3000\r\n"));
 }
 
+TEST_CASE("a script call of every shape is the RESP of its arguments, in order",
+          "[unit][commands]") {
+  // Script calls are written an argument at a time; format_command writes
+  // the same arguments from a list.
+  const held_keys owned{{"a", "bb"}, "owner-1"};
+  CHECK(release_command(owned, "tok", "me", 7ms) ==
+        format_command({"EVAL", reentrant_release_script(), "2", "a", "bb", "tok", "me", "owner-1",
+                        "7", "redlock:released:a", "redlock:released:bb"}));
+  CHECK(release_command(owned, "tok", "", 7ms) ==
+        format_command(
+            {"EVAL", reentrant_release_script(), "2", "a", "bb", "tok", "", "owner-1", "7"}));
+  const held_keys both{{"a", "bb"}, ""};
+  CHECK(release_command(both, "tok", "me", 7ms) ==
+        format_command({"EVAL", release_script(), "2", "a", "bb", "tok", "me", "redlock:released:a",
+                        "redlock:released:bb"}));
+  CHECK(extend_command(owned, "tok", 100ms, 7ms) ==
+        format_command({"EVAL", reentrant_extend_script(), "2", "a", "bb", "tok", "100", "owner-1",
+                        "7"}));
+  CHECK(acquire_command(both, "tok", 100ms, 20ms) ==
+        format_command({"EVAL", acquire_all_script(), "2", "a", "bb", "tok", "120"}));
+}
+
 TEST_CASE("several keys or a reentrant owner take one script call", "[unit][commands]") {
   const held_keys both{{"a", "b"}, ""};
   const auto acquire = acquire_command(both, "t", 100ms, 20ms);
