@@ -49,8 +49,7 @@ acquire_op::acquire_op(std::shared_ptr<client_core> core, std::vector<std::strin
       keys_(core_->keys_for(resources_, options.reentrant_owner)),
       settings_{options.ttl, options.lock_delay, options.request_timeout, options.fenced},
       stop_token_(std::move(options.stop)),
-      fsm_(core_->size(), rules_of(options, core_->config().drift_factor), &unit_random),
-      timer_(core_->strand()) {
+      fsm_(core_->size(), rules_of(options, core_->config().drift_factor), &unit_random) {
   invalid_ = validate(resources_, options, core_->config().drift_factor);
   if (!invalid_) invalid_ = validate_fencing(options);
 }
@@ -72,6 +71,9 @@ void acquire_op::cancel_on_stop::operator()() const {
 void acquire_op::cancel() { execute(fsm_.on_cancel(clock::now())); }
 
 void acquire_op::client_closed() {
+  // Called through the core's list of running operations, which does not
+  // own us: finishing may let go of the last other reference.
+  const auto self = shared_from_this();
   // The client is closing. Its live connections still write out what they
   // hold, our SETs included, so an attempt in flight queues its undo
   // behind them; the machine completes once the closing connections have
@@ -202,13 +204,13 @@ void acquire_op::undo(undo_plan plan) {
 }
 
 void acquire_op::arm_timer(clock::time_point at, std::uint64_t timer_id) {
-  timer_.expires_at(at);
-  timer_.async_wait([self = shared_from_this(), timer_id](error_code ec) {
-    // A handler already queued when the timer was re-armed still runs
-    // with success: the machine knows it by its id.
-    if (ec || self->completed()) return;
-    self->execute(self->fsm_.on_timer(timer_id, clock::now()));
-  });
+  timer_id_ = timer_id;
+  core_->deadlines().arm(*this, at, shared_from_this());
+}
+
+void acquire_op::on_deadline() {
+  if (completed()) return;
+  execute(fsm_.on_timer(timer_id_, clock::now()));
 }
 
 void acquire_op::wait_for_release() {
@@ -250,7 +252,8 @@ std::string_view acquire_op::resource_name() const noexcept {
 
 void acquire_op::finish(error_code ec) {
   if (completed()) return;
-  timer_.cancel();
+  // Every caller holds a reference of its own: this one may go at the end.
+  const auto armed_by = core_->deadlines().disarm(*this);
   stop_waiting();
   stop_.reset();
   report_completion(operation_kind::acquire, resource_name(), ec, fsm_.attempt());

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "detail/acquire_fsm.hpp"
+#include "detail/deadline_queue.hpp"
 #include "detail/lock_state.hpp"
 #include "detail/operation.hpp"
 
@@ -16,7 +17,7 @@
 
 namespace redlock::detail {
 
-class acquire_op final : public operation<acquire_op, error_code, redlock::lock> {
+class acquire_op final : public operation<acquire_op, error_code, redlock::lock>, private deadline {
  public:
   /// One resource, or several taken together (all or none on each node).
   acquire_op(std::shared_ptr<client_core> core, std::vector<std::string> resources,
@@ -41,7 +42,9 @@ class acquire_op final : public operation<acquire_op, error_code, redlock::lock>
   /// The checks of run() that need the client's configuration.
   error_code validate_fencing(const lock_options& options) const;
   void undo(undo_plan plan);
+  /// The machine's one timer, as a deadline on the client's queue.
   void arm_timer(clock::time_point at, std::uint64_t timer_id);
+  void on_deadline() override;
   void wait_for_release();
   void wait_for_key(std::size_t k);
   void stop_waiting();
@@ -65,7 +68,7 @@ class acquire_op final : public operation<acquire_op, error_code, redlock::lock>
   std::stop_token stop_token_;
   error_code invalid_;  ///< What is wrong with the request, found when it was made.
   acquire_fsm fsm_;
-  timer timer_;
+  std::uint64_t timer_id_ = 0;  ///< The machine's id of the armed timer.
   std::string token_;
   error_code last_failure_{};  ///< Why the last attempt failed, for the observer.
   clock::time_point attempt_start_{};

@@ -29,6 +29,7 @@ client_core::client_core(boost::asio::any_io_executor executor, client_config co
                 std::size_t i) { return node_settings(i, servers); }),
       wakeups_(strand_, config_.nodes, settings_of(config_), id_),
       keepers_(strand_, pool_),
+      deadlines_(strand_),
       log_(config_.log),
       losses_(config_.nodes.size(),
               reseed_wait(config_.max_fenced_ttl, config_.drift_factor, fence_request_timeout())) {}
@@ -49,6 +50,7 @@ void client_core::abandon() noexcept {
   closed_ = true;
   pool_.abandon();
   wakeups_.abandon();
+  deadlines_.abandon();
 }
 
 client_config client_core::checked(client_config config) {
@@ -93,6 +95,7 @@ void client_core::close() {
   keepers_.close();
   pool_.close();
   wakeups_.close();
+  deadlines_.close();
 }
 
 std::chrono::milliseconds client_core::fence_request_timeout() const {

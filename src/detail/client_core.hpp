@@ -4,6 +4,7 @@
 #pragma once
 
 #include "detail/commands.hpp"
+#include "detail/deadline_queue.hpp"
 #include "detail/fence_recovery.hpp"
 #include "detail/keep_schedule.hpp"
 #include "detail/node_pool.hpp"
@@ -68,6 +69,8 @@ class client_core {
   node_pool& pool() noexcept { return pool_; }
   wakeup_hub& wakeups() noexcept { return wakeups_; }
   keep_schedule& keepers() noexcept { return keepers_; }
+  /// The one timer of the acquires' and releases' deadlines.
+  deadline_queue& deadlines() noexcept { return deadlines_; }
   /// Fencing-state losses seen on the nodes (docs/fencing.md).
   loss_watch& fence_losses() noexcept { return losses_; }
   /// A node answered "lost <id>" to a fenced request: starts its re-seed
@@ -111,6 +114,7 @@ class client_core {
   node_pool pool_;
   wakeup_hub wakeups_;
   keep_schedule keepers_;
+  deadline_queue deadlines_;
   logger log_;
   loss_watch losses_;
   boost::intrusive::list<registered_operation, boost::intrusive::constant_time_size<false>>

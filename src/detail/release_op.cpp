@@ -9,10 +9,7 @@ namespace redlock::detail {
 
 release_op::release_op(std::shared_ptr<client_core> core, redlock::lock held,
                        completion<error_code, std::size_t> done)
-    : operation(std::move(core), std::move(done)),
-      held_(std::move(held)),
-      timer_(core_->strand()),
-      tally_(core_->size()) {}
+    : operation(std::move(core), std::move(done)), held_(std::move(held)), tally_(core_->size()) {}
 
 void release_op::run() {
   const auto& state = lock_access::state(held_);
@@ -45,12 +42,14 @@ void release_op::run() {
     // The hand-over: the first waiter of each key starts its attempt now.
     for (const auto& key : keys.keys) core_->wakeups().released_here(key).start();
   }
-  timer_.expires_after(state->request_timeout_for(held_.ttl()));
-  timer_.async_wait([self](error_code ec) {
-    if (ec || self->completed()) return;
-    // Too few answers to know: the undelivered deletes stay queued.
-    self->finish(errc::quorum_unreachable);
-  });
+  if (completed()) return;
+  core_->deadlines().arm(*this, clock::now() + state->request_timeout_for(held_.ttl()),
+                         std::move(self));
+}
+
+void release_op::on_deadline() {
+  // Too few answers to know: the undelivered deletes stay queued.
+  if (!completed()) finish(errc::quorum_unreachable);
 }
 
 void release_op::on_reply(const vote& answer) {
@@ -69,11 +68,17 @@ void release_op::on_reply(const vote& answer) {
 
 void release_op::cancel() { finish(boost::asio::error::operation_aborted); }
 
-void release_op::client_closed() { finish(boost::asio::error::operation_aborted); }
+void release_op::client_closed() {
+  // Called through the core's list of running operations, which does not
+  // own us: finishing may let go of the last other reference.
+  const auto self = shared_from_this();
+  finish(boost::asio::error::operation_aborted);
+}
 
 void release_op::finish(error_code ec) {
   if (completed()) return;
-  timer_.cancel();
+  // Every caller holds a reference of its own: this one may go at the end.
+  const auto armed_by = core_->deadlines().disarm(*this);
   const auto& state = lock_access::state(held_);
   report_completion(operation_kind::release,
                     state && !state->resources.empty() ? state->resources.front() : "", ec);

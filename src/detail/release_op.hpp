@@ -3,6 +3,7 @@
 // longest waiter of this client.
 #pragma once
 
+#include "detail/deadline_queue.hpp"
 #include "detail/lock_state.hpp"
 #include "detail/operation.hpp"
 #include "detail/release_tally.hpp"
@@ -10,7 +11,7 @@
 
 namespace redlock::detail {
 
-class release_op final : public operation<release_op, error_code, std::size_t> {
+class release_op final : public operation<release_op, error_code, std::size_t>, private deadline {
  public:
   release_op(std::shared_ptr<client_core> core, redlock::lock held,
              completion<error_code, std::size_t> done);
@@ -20,10 +21,11 @@ class release_op final : public operation<release_op, error_code, std::size_t> {
   void run() override;
   void cancel() override;
   void on_reply(const vote& answer);
+  /// Too few answers in time.
+  void on_deadline() override;
   void finish(error_code ec);
 
   redlock::lock held_;
-  timer timer_;
   release_tally tally_;
 };
 
