@@ -79,6 +79,7 @@ connection_settings client_core::settings_of(const client_config& config) {
 
 void client_core::start(const std::shared_ptr<client_core>& self) {
   wakeups_.keep_alive_with(self);
+  deadlines_.keep_alive_with(self);
   boost::asio::post(strand_, [self] {
     if (self->closed_) return;
     self->pool_.start();

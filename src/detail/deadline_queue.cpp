@@ -61,11 +61,12 @@ void deadline_queue::rearm() {
   waiting_for_ = at;
   const auto wait = ++wait_;
   timer_.expires_at(at);  // cancels the wait for a later time
-  timer_.async_wait([alive = std::weak_ptr<deadline_queue*>(alive_), wait](error_code ec) {
+  timer_.async_wait([this, owner = owner_, wait](error_code ec) {
     if (ec) return;
-    auto self = alive.lock();
-    if (!self) return;
-    (*self)->fire(wait);
+    // Held for the call: the queue lives as long as its owner.
+    const auto held = owner.lock();
+    if (!held) return;
+    fire(wait);
   });
 }
 
@@ -87,9 +88,24 @@ void deadline_queue::fire(std::uint64_t wait) {
     armed_.erase(armed_.begin());
     expired.push_back({&d, d.changes_, std::move(d.owner_)});
   }
-  for (auto& [what, changes, owner] : expired) {
-    // Armed again or disarmed by one that ran before it: not due any more.
-    if (what->changes_ == changes) what->on_deadline();
+  std::size_t next = 0;
+  try {
+    for (; next < expired.size(); ++next) {
+      auto& [what, changes, owner] = expired[next];
+      // Armed again or disarmed by one that ran before it: not due any more.
+      if (what->changes_ == changes) what->on_deadline();
+    }
+  } catch (...) {
+    // A completion handler threw out of run(): the deadlines not yet run
+    // stay armed (due, so on the next wake), and the timer waits again.
+    for (++next; next < expired.size(); ++next) {
+      auto& [what, changes, owner] = expired[next];
+      if (what->changes_ != changes || what->armed()) continue;
+      what->owner_ = std::move(owner);
+      armed_.insert(*what);
+    }
+    rearm();
+    throw;
   }
   rearm();
 }

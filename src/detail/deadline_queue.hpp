@@ -50,6 +50,10 @@ class deadline_queue {
   /// Disarms `d` (nothing if it was not armed) and returns its owner: the
   /// caller decides where the last reference may go.
   [[nodiscard]] std::shared_ptr<void> disarm(deadline& d) noexcept;
+  /// What the timer's handler holds for its call (the client's core, which
+  /// owns this queue and may otherwise go on another thread meanwhile);
+  /// the handler does nothing once it is gone. Required before arm().
+  void keep_alive_with(std::weak_ptr<void> owner) { owner_ = std::move(owner); }
   /// The client closed: once nothing is armed, the timer waits no more, so
   /// the executor's run() can return. Deadlines still work until then.
   void close() noexcept;
@@ -80,8 +84,7 @@ class deadline_queue {
   clock::time_point waiting_for_ = clock::time_point::max();
   std::uint64_t wait_ = 0;  ///< Number of the current wait: older ones are ignored.
   bool closed_ = false;
-  /// Lets a timer handler that outlives the queue see that it is gone.
-  std::shared_ptr<deadline_queue*> alive_ = std::make_shared<deadline_queue*>(this);
+  std::weak_ptr<void> owner_;
 };
 
 }  // namespace redlock::detail

@@ -7,6 +7,7 @@
 
 #include <functional>
 #include <memory>
+#include <stdexcept>
 #include <vector>
 
 using namespace redlock::detail;
@@ -27,6 +28,10 @@ struct fake_deadline final : deadline {
 struct queue_fixture {
   boost::asio::io_context io;
   deadline_queue queue{make_core_strand(io.get_executor())};
+  /// Stands for the client's core, which owns the queue.
+  std::shared_ptr<int> owner = std::make_shared<int>(0);
+
+  queue_fixture() { queue.keep_alive_with(owner); }
 
   /// Runs until nothing is ready; returns the handlers run.
   std::size_t settle() {
@@ -79,6 +84,7 @@ TEST_CASE("a deadline not yet passed does not run; re-armed, only its last time 
   f.settle();
   CHECK(d.runs == 1);
   CHECK(d.armed());
+  (void)f.queue.disarm(d);  // a deadline must not go while armed
 }
 
 TEST_CASE("the owner lives while armed and through its run, and disarm hands it back",
@@ -124,6 +130,7 @@ TEST_CASE("one that runs may disarm or re-arm another due at the same time",
   CHECK(b.runs == 0);
   CHECK(c.runs == 0);
   CHECK(c.armed());
+  (void)f.queue.disarm(c);
 }
 
 TEST_CASE(
@@ -184,4 +191,34 @@ TEST_CASE("abandon lets every owner go without running it", "[unit][deadline_que
   f.settle();
   CHECK(a.runs == 0);
   CHECK(b.runs == 0);
+}
+
+TEST_CASE("a handler that throws out of run() leaves the other deadlines to run",
+          "[unit][deadline_queue]") {
+  queue_fixture f;
+  fake_deadline throws;
+  fake_deadline due_too;
+  fake_deadline later;
+  throws.when_due = [] { throw std::runtime_error("a completion handler threw"); };
+  const auto now = clock::now();
+  f.queue.arm(throws, now - 2ms, nullptr);
+  f.queue.arm(due_too, now - 1ms, nullptr);
+  f.queue.arm(later, now + 20ms, nullptr);
+  CHECK_THROWS_AS(f.io.run(), std::runtime_error);
+  CHECK(throws.runs == 1);
+  f.io.restart();
+  f.io.run();  // returns once nothing is armed
+  CHECK(due_too.runs == 1);
+  CHECK(later.runs == 1);
+  CHECK(f.queue.size() == 0);
+}
+
+TEST_CASE("a wake after the queue's owner went does nothing", "[unit][deadline_queue]") {
+  queue_fixture f;
+  fake_deadline d;
+  f.queue.arm(d, clock::now() - 1ms, nullptr);
+  f.owner.reset();  // the client's core is going
+  f.settle();
+  CHECK(d.runs == 0);
+  (void)f.queue.disarm(d);
 }
