@@ -10,11 +10,13 @@
 //
 // A cycle: the acquire goes to every node (one write each), then the replies
 // are read as they come; the acquire's clock stops when the quorum-th node
-// has answered, but every reply is read before the release, which goes the
-// same way. Throughput with --batch N (default: --concurrency) writes N
-// acquires of distinct fresh keys to each node in one write, reads the N
-// replies of each, then N releases in one write: each sample is a batch's
-// time, until the quorum-th node answered all N.
+// has answered, and the release goes out then (as a Redlock client sends
+// it: the other acquire answers are read meanwhile), its clock stopping at
+// the quorum-th answer too. --release-after all reads every acquire answer
+// first (an advantage a client that completes at a quorum cannot take). Throughput with --batch N
+// (default: --concurrency) writes N acquires of distinct fresh keys to each node in one write,
+// reads the N replies of each, then N releases in one write: each sample is a batch's time, until
+// the quorum-th node answered all N.
 #include "args/options.hpp"
 #include "detail/scripts.hpp"
 #include "stats.hpp"
@@ -64,6 +66,9 @@ struct options {
   unsigned batch = 0;
   /// "eval" (what redlock sends) or "evalsha" (the script loaded first).
   std::string release = "eval";
+  /// Latency: "quorum" sends the release once a quorum answered the acquire
+  /// (as a Redlock client does); "all" once every node answered.
+  std::string release_after = "quorum";
 };
 
 /// How long a node may take to answer before the run is abandoned.
@@ -324,6 +329,73 @@ class floor_client {
   /// reads every node's `count` replies as they come; `accept(reply)` tells
   /// which replies count towards the quorum of their command. Per-node times
   /// are recorded when `per_node` is set.
+  struct cycle_result {
+    steady::time_point acquired{};  ///< A quorum answered the acquire.
+    steady::time_point released{};  ///< A quorum answered the release.
+    std::uint64_t failed = 0;       ///< 1 if too few nodes granted or deleted.
+  };
+
+  /// One lock's acquire and release, as a Redlock client runs them: the
+  /// release goes to every node as soon as a quorum answered the acquire,
+  /// and the other nodes' acquire answers are read as they come, with the
+  /// release answers. Per-node times (of the acquire) when `per_node`.
+  template <typename AcceptAcquire, typename AcceptRelease>
+  cycle_result cycle(std::string_view acquire, std::string_view release, AcceptAcquire acquire_ok,
+                     AcceptRelease release_ok, bool per_node) {
+    const auto t0 = steady::now();
+    for (auto& link : links_) link.send(acquire);
+    for (std::size_t i = 0; i < links_.size(); ++i) {
+      polls_[i] = {links_[i].fd(), POLLIN, 0};
+      answered_[i] = 0;  // 0: owes the acquire's answer, 1: the release's, 2: done
+    }
+    cycle_result result;
+    std::size_t acquire_answers = 0;
+    std::size_t granted = 0;
+    std::size_t release_answers = 0;
+    std::size_t deleted = 0;
+    bool release_sent = false;
+    while (release_answers < links_.size()) {
+      int ready = 0;
+      do {
+        ready = ::poll(polls_.data(), polls_.size(), reply_timeout_ms);
+      } while (ready < 0 && errno == EINTR);
+      if (ready < 0) throw std::system_error(errno, std::generic_category(), "poll");
+      if (ready == 0) throw std::runtime_error("a node took over 10 s to answer");
+      for (std::size_t i = 0; i < links_.size(); ++i) {
+        if (polls_[i].fd < 0 || polls_[i].revents == 0) continue;
+        links_[i].receive();
+        while (answered_[i] < 2) {
+          if (answered_[i] == 1 && !release_sent) break;  // nothing owed yet
+          const auto r = links_[i].next();
+          if (!r) break;
+          const bool acquire_answer = answered_[i] == 0;
+          const bool ok = acquire_answer ? acquire_ok(*r) : release_ok(*r);
+          if (!ok && first_error_.empty()) {
+            first_error_ = fmt::format("{}: reply type '{}' {}", links_[i].name(), r->type,
+                                       r->nil ? "nil" : std::string(r->text));
+          }
+          ++answered_[i];
+          const auto now = steady::now();
+          if (acquire_answer) {
+            if (ok) ++granted;
+            if (per_node) node_ms_[i].add(now - t0);
+            if (++acquire_answers == quorum_) {
+              result.acquired = now;
+              for (auto& link : links_) link.send(release);
+              release_sent = true;
+            }
+          } else {
+            if (ok) ++deleted;
+            if (++release_answers == quorum_) result.released = steady::now();
+          }
+        }
+        if (answered_[i] == 2) polls_[i].fd = -1;
+      }
+    }
+    if (granted < quorum_ || deleted < quorum_) result.failed = 1;
+    return result;
+  }
+
   template <typename Accept>
   round_result round(std::string_view command, unsigned count, Accept accept, bool per_node) {
     const auto t0 = steady::now();
@@ -404,6 +476,12 @@ void add_options(CLI::App& app, options& o) {
                  "eval: send the release script as EVAL (as redlock does); evalsha: load it "
                  "first and send EVALSHA")
       ->check(CLI::IsMember({"eval", "evalsha"}))
+      ->capture_default_str();
+  app.add_option("--release-after", o.release_after,
+                 "Latency: quorum: send the release as soon as a quorum answered the acquire "
+                 "(what redlock does: the other nodes' answers come in meanwhile); all: once "
+                 "every node answered")
+      ->check(CLI::IsMember({"quorum", "all"}))
       ->capture_default_str();
 }
 
@@ -509,6 +587,16 @@ int main(int argc, char** argv) {
                          {"EVALSHA", script_sha, "1", keys[k], tokens[k], releaser, channels[k]});
         }
       }
+      if (latency && opts.release_after == "quorum") {
+        const auto lock = client->cycle(acquire, release, set_ok, deleted, measuring);
+        errors += lock.failed;
+        if (measuring) {
+          acquire_ms.add(lock.acquired - t0);
+          release_ms.add(lock.released - lock.acquired);
+          cycles += 1;
+        }
+        continue;
+      }
       const auto got = client->round(acquire, batch, set_ok, measuring);
       const auto t1 = steady::now();
       const auto gone = client->round(release, batch, deleted, false);
@@ -538,12 +626,14 @@ int main(int argc, char** argv) {
     per_node += node.json();
   }
   fmt::print(
-      R"({{"workload":"{}","batch":{},"release_command":"{}","concurrency":{},"duration_s":{:.1f},)"
+      R"({{"workload":"{}","batch":{},"release_command":"{}","release_after":"{}",)"
+      R"("concurrency":{},"duration_s":{:.1f},)"
       R"("cycles":{},"cycles_per_s":{:.1f},"acquire_ms":{},"release_ms":{},"errors":{},)"
       R"("client_cpu_s":{{"user":{:.3f},"system":{:.3f}}},"client_cpu_s_per_1000_cycles":{:.4f},)"
       R"("max_rss_kb":{},"rss_kb_after_warmup":{},"rss_kb_end":{},"node_acquire_ms":[{}]}})"
       "\n",
-      opts.workload, batch, script_sha.empty() ? "EVAL" : "EVALSHA", concurrency, seconds, cycles,
+      opts.workload, batch, script_sha.empty() ? "EVAL" : "EVALSHA",
+      latency ? opts.release_after : "all", concurrency, seconds, cycles,
       static_cast<double>(cycles) / seconds, acquire_ms.json(), release_ms.json(), errors, user,
       system, cycles == 0 ? 0.0 : (user + system) * 1000.0 / static_cast<double>(cycles),
       max_rss_kb(), rss_after_warmup, current_rss_kb(), per_node);
