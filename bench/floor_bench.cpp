@@ -329,6 +329,16 @@ class floor_client {
   /// reads every node's `count` replies as they come; `accept(reply)` tells
   /// which replies count towards the quorum of their command. Per-node times
   /// are recorded when `per_node` is set.
+  /// Waits until a node in polls_ has something to read.
+  void wait_for_replies() {
+    int ready = 0;
+    do {
+      ready = ::poll(polls_.data(), polls_.size(), reply_timeout_ms);
+    } while (ready < 0 && errno == EINTR);
+    if (ready < 0) throw std::system_error(errno, std::generic_category(), "poll");
+    if (ready == 0) throw std::runtime_error("a node took over 10 s to answer");
+  }
+
   struct cycle_result {
     steady::time_point acquired{};  ///< A quorum answered the acquire.
     steady::time_point released{};  ///< A quorum answered the release.
@@ -355,12 +365,7 @@ class floor_client {
     std::size_t deleted = 0;
     bool release_sent = false;
     while (release_answers < links_.size()) {
-      int ready = 0;
-      do {
-        ready = ::poll(polls_.data(), polls_.size(), reply_timeout_ms);
-      } while (ready < 0 && errno == EINTR);
-      if (ready < 0) throw std::system_error(errno, std::generic_category(), "poll");
-      if (ready == 0) throw std::runtime_error("a node took over 10 s to answer");
+      wait_for_replies();
       for (std::size_t i = 0; i < links_.size(); ++i) {
         if (polls_[i].fd < 0 || polls_[i].revents == 0) continue;
         links_[i].receive();
@@ -408,12 +413,7 @@ class floor_client {
     round_result result;
     std::size_t nodes_done = 0;
     while (nodes_done < links_.size()) {
-      int ready = 0;
-      do {
-        ready = ::poll(polls_.data(), polls_.size(), reply_timeout_ms);
-      } while (ready < 0 && errno == EINTR);
-      if (ready < 0) throw std::system_error(errno, std::generic_category(), "poll");
-      if (ready == 0) throw std::runtime_error("a node took over 10 s to answer");
+      wait_for_replies();
       for (std::size_t i = 0; i < links_.size(); ++i) {
         if (polls_[i].fd < 0 || polls_[i].revents == 0) continue;
         links_[i].receive();
