@@ -65,7 +65,7 @@ TEST_CASE("deadlines run in time order once passed, and a disarmed one never run
   CHECK_FALSE(f.queue.timer_waiting());
 }
 
-TEST_CASE("a deadline not yet passed does not run; re-armed, only its last time counts",
+TEST_CASE("a deadline not yet passed does not run, and re-armed only its last time counts",
           "[unit][deadline_queue]") {
   queue_fixture f;
   fake_deadline d;
