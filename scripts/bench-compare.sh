@@ -5,7 +5,7 @@
 # driven by bench/node-redlock/harness.mjs), in one run on the same five local
 # redis-server nodes. See docs/benchmarks.md.
 #
-# Usage: scripts/bench-compare.sh       (about 9 minutes with the defaults)
+# Usage: scripts/bench-compare.sh       (about 13 minutes with the defaults)
 # Environment (all optional):
 #   DURATION=20         measured seconds of each run
 #   WARMUP=2            warm-up seconds before each run (not counted)
