@@ -124,7 +124,22 @@ void keep_schedule::fire() {
     // Keepers may schedule themselves again (or others leave) meanwhile.
     const corked together(pool_);
     firing_ = true;
-    for (auto* keeper : due) keeper->on_due(now);
+    std::size_t next = 0;
+    try {
+      for (; next < due.size(); ++next) due[next]->on_due(now);
+    } catch (...) {
+      // A completion handler threw out of run(): the keepers not yet run go
+      // back on the schedule, to run on the next wake, and the extensions
+      // that joined the batch go out. Otherwise they would never extend,
+      // nor signal.
+      for (++next; next < due.size(); ++next) {
+        if (!due[next]->hook_.is_linked()) waiting_.insert(*due[next]);
+      }
+      firing_ = false;
+      batch_.flush(pool_, timer_.get_executor());
+      if (!closed_) arm(now);
+      throw;
+    }
     firing_ = false;
     batch_.flush(pool_, timer_.get_executor());
   }

@@ -10,6 +10,7 @@
 
 #include <functional>
 #include <memory>
+#include <stdexcept>
 #include <vector>
 
 using namespace redlock::detail;
@@ -225,4 +226,22 @@ TEST_CASE("the shortest round trip is that of the current window or the one befo
   CHECK(trips.estimate() == 2ms);
   trips.observe(50ms, t0 + 2 * shortest_round_trip::window + 5s);
   CHECK(trips.estimate() == 50ms);
+}
+
+TEST_CASE("a handler that throws out of run() leaves the other due keepers to run",
+          "[unit][keep_schedule]") {
+  fixture f;
+  keep_schedule schedule(f.strand, f.pool, 4);
+  fake_keeper throws;
+  fake_keeper next;
+  throws.when_due = [] { throw std::runtime_error("a lost-lock handler threw"); };
+  const auto now = clock::now();
+  schedule.schedule(throws, now - 2s, now - 2s);
+  schedule.schedule(next, now - 1s, now - 1s);
+  CHECK_THROWS_AS(settle(f.io), std::runtime_error);
+  CHECK(throws.runs == 1);
+  CHECK(next.runs == 0);
+  settle(f.io);
+  CHECK(next.runs == 1);
+  CHECK(schedule.size() == 0);
 }
