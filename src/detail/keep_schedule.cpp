@@ -106,6 +106,7 @@ void keep_schedule::fire() {
     if (keeper.hook_.is_linked()) waiting_.erase(waiting_.iterator_to(keeper));
     due.push_back(&keeper);
   }
+  const auto from_line = due.size();
   // Then every keeper whose window is open, room or not: one that wants to
   // extend and finds none joins the line, and its signal never waits. Only
   // keepers whose latest time is within the longest window of now can have
@@ -132,8 +133,12 @@ void keep_schedule::fire() {
       // back on the schedule, to run on the next wake, and the extensions
       // that joined the batch go out. Otherwise they would never extend,
       // nor signal.
+      const auto line_front = line_.begin();
       for (++next; next < due.size(); ++next) {
-        if (!due[next]->hook_.is_linked()) waiting_.insert(*due[next]);
+        auto& keeper = *due[next];
+        if (!keeper.hook_.is_linked()) waiting_.insert(keeper);
+        // Those from the line take their places in it again, first.
+        if (next < from_line && !keeper.line_hook_.is_linked()) line_.insert(line_front, keeper);
       }
       firing_ = false;
       batch_.flush(pool_, timer_.get_executor());

@@ -244,4 +244,27 @@ TEST_CASE("a handler that throws out of run() leaves the other due keepers to ru
   settle(f.io);
   CHECK(next.runs == 1);
   CHECK(schedule.size() == 0);
+  schedule.close();
+}
+
+TEST_CASE("keepers in line for room keep their places when a handler throws before they run",
+          "[unit][keep_schedule]") {
+  fixture f;
+  keep_schedule schedule(f.strand, f.pool, 4);
+  fake_keeper first;
+  fake_keeper second;
+  fake_keeper third;
+  first.when_due = [] { throw std::runtime_error("a lost-lock handler threw"); };
+  const auto later = clock::now() + 1h;  // in line: woken for room, not by time
+  for (auto* k : {&first, &second, &third}) {
+    schedule.schedule(*k, later, later);
+    schedule.wait_for_room(*k);
+  }
+  CHECK_THROWS_AS(settle(f.io), std::runtime_error);
+  std::vector<int> order;
+  second.when_due = [&] { order.push_back(2); };
+  third.when_due = [&] { order.push_back(3); };
+  settle(f.io);
+  CHECK(order == std::vector<int>{2, 3});
+  schedule.close();
 }
