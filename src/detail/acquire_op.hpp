@@ -10,7 +10,6 @@
 
 #include <redlock/lock.hpp>
 
-#include <optional>
 #include <stop_token>
 #include <string>
 #include <vector>

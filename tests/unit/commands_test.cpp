@@ -67,8 +67,8 @@ TEST_CASE("a script call of every shape is the RESP of its arguments, in order",
         format_command({"EVAL", release_script(), "2", "a", "bb", "tok", "me", "redlock:released:a",
                         "redlock:released:bb"}));
   CHECK(extend_command(owned, "tok", 100ms, 7ms) ==
-        format_command({"EVAL", reentrant_extend_script(), "2", "a", "bb", "tok", "100", "owner-1",
-                        "7"}));
+        format_command(
+            {"EVAL", reentrant_extend_script(), "2", "a", "bb", "tok", "100", "owner-1", "7"}));
   CHECK(acquire_command(both, "tok", 100ms, 20ms) ==
         format_command({"EVAL", acquire_all_script(), "2", "a", "bb", "tok", "120"}));
 }
