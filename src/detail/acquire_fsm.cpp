@@ -82,6 +82,11 @@ acquire_fsm::action acquire_fsm::on_written(std::uint64_t attempt, std::size_t n
 }
 
 acquire_fsm::action acquire_fsm::on_timer(std::uint64_t timer_id, clock::time_point now) {
+  return on_timer(timer_id, now, clock::time_point::min());
+}
+
+acquire_fsm::action acquire_fsm::on_timer(std::uint64_t timer_id, clock::time_point now,
+                                          clock::time_point held_here_until) {
   if (timer_id != timer_id_) return {};  // stale: re-armed or its phase is over
   switch (phase_) {
     case phase::attempting:
@@ -92,6 +97,7 @@ acquire_fsm::action acquire_fsm::on_timer(std::uint64_t timer_id, clock::time_po
       // The wait deadline came with no release seen: give up as the last
       // attempt failed.
       if (!attempt_when_paused_) return complete(failure_);
+      if (pause_waits_for_release_ && held_here_until > now) return refused_here(now);
       return start_attempt(now);
     default:
       return {};
@@ -205,12 +211,28 @@ acquire_fsm::action acquire_fsm::pause_until(clock::time_point at, bool wait_for
   phase_ = phase::pausing;
   pause_end_ = at;
   attempt_when_paused_ = true;
+  pause_waits_for_release_ = wait_for_release;
   action next;
   next.what = action::kind::pause;
   next.at = at;
   next.timer_id = ++timer_id_;
   next.wait_for_release = wait_for_release;
   return next;
+}
+
+acquire_fsm::action acquire_fsm::refused_here(clock::time_point now) {
+  // What the nodes would answer, known without asking them: the attempt
+  // counts (max_attempts, the backoff) as one refused by a quorum, so the
+  // wake-ups before it are used and the nodes are known to be reachable.
+  ++attempt_;
+  wakes_at_attempt_ = wakes_;
+  wakes_used_ = std::max(wakes_used_, wakes_);
+  if (rules_.unreachable_timeout > clock::duration::zero()) {
+    unreachable_deadline_ = now + rules_.unreachable_timeout;
+  }
+  release_seen_ = release_seen_here_ = false;
+  failure_ = errc::not_acquired;
+  return after_undo(now);
 }
 
 acquire_fsm::action acquire_fsm::on_release_seen(bool here, clock::time_point now) {

@@ -90,6 +90,12 @@ class acquire_fsm {
   action on_written(std::uint64_t attempt, std::size_t node, vote v, clock::time_point now);
   /// The timer armed by the action carrying `timer_id` fired.
   action on_timer(std::uint64_t timer_id, clock::time_point now);
+  /// The same, told that a lock of this client that the nodes would set
+  /// against this acquire holds one of its keys until `held_here_until`
+  /// (min() if none). A waiter then does not ask the nodes: the lock's
+  /// release is handed to the line at once, so the attempt it would have
+  /// made counts as made and refused.
+  action on_timer(std::uint64_t timer_id, clock::time_point now, clock::time_point held_here_until);
   /// The undo asked for has finished.
   action on_undone(clock::time_point now);
   /// A release of the key was seen: by this client itself (`here`: its
@@ -118,6 +124,9 @@ class acquire_fsm {
   action undo_attempt(clock::time_point now);
   action after_undo(clock::time_point now);
   action pause_until(clock::time_point at, bool wait_for_release);
+  /// A pausing waiter's attempt that a lock of this client would refuse:
+  /// counted as made and refused, without asking the nodes.
+  action refused_here(clock::time_point now);
   action complete(error_code error);
   clock::duration wake_jitter();
   /// Failures that waiting cannot heal alone sink the current round.
@@ -147,6 +156,8 @@ class acquire_fsm {
   /// The pause ends in an attempt; false for the last wait before the wait
   /// deadline, which ends in giving up unless a release comes first.
   bool attempt_when_paused_ = true;
+  /// The pause listens for releases (the resource is held elsewhere).
+  bool pause_waits_for_release_ = false;
   bool cancelled_ = false;
   bool release_seen_ = false;       ///< During the current attempt or undo.
   bool release_seen_here_ = false;  ///< ... by this client itself.

@@ -210,7 +210,8 @@ void acquire_op::arm_timer(clock::time_point at, std::uint64_t timer_id) {
 
 void acquire_op::on_deadline() {
   if (completed()) return;
-  execute(fsm_.on_timer(timer_id_, clock::now()));
+  const auto now = clock::now();
+  execute(fsm_.on_timer(timer_id_, now, held_here_until(now)));
 }
 
 void acquire_op::wait_for_release() {
@@ -246,6 +247,16 @@ void acquire_op::stop_waiting() {
   }
 }
 
+clock::time_point acquire_op::held_here_until(clock::time_point now) {
+  auto until = clock::time_point::min();
+  // Only a waiter (in line for every key) can have a holder here in view.
+  if (fsm_.current() != acquire_fsm::phase::pausing || waiters_.empty()) return until;
+  for (const auto& key : keys_.keys) {
+    until = std::max(until, core_->wakeups().held_here_until(key, keys_.owner, now));
+  }
+  return until;
+}
+
 std::string_view acquire_op::resource_name() const noexcept {
   return resources_.empty() ? std::string_view() : std::string_view(resources_.front());
 }
@@ -273,6 +284,7 @@ void acquire_op::finish(error_code ec) {
                                           settings_.request_timeout, round.validity_deadline(),
                                           held_elsewhere, true, settings_.lock_delay);
   if (settings_.fenced) granted_->fences = fsm_.fences();
+  core_->wakeups().acquired_here(granted_);
   complete({}, lock_access::make(granted_, round.outcomes()));
   if (broken_on_purpose().settle_twice) {
     token_ = granted_->token;

@@ -44,6 +44,9 @@ class acquire_op final : public operation<acquire_op, error_code, redlock::lock>
   /// The machine's one timer, as a deadline on the client's queue.
   void arm_timer(clock::time_point at, std::uint64_t timer_id);
   void on_deadline() override;
+  /// Until when a lock of this client holds one of our keys against us, for
+  /// a pausing waiter (acquire_fsm::on_timer); min() if none is known.
+  clock::time_point held_here_until(clock::time_point now);
   void wait_for_release();
   void wait_for_key(std::size_t k);
   void stop_waiting();

@@ -43,7 +43,36 @@ wakeup_hub::waiter_id wakeup_hub::wait(const std::string& key, std::uint64_t tic
 }
 
 void wakeup_hub::cancel(waiter_id id) {
-  if (auto idle = line_.leave(id)) send_to_all(format_command({"UNSUBSCRIBE", *idle}));
+  if (auto idle = line_.leave(id)) {
+    holders_.erase(*idle);
+    send_to_all(format_command({"UNSUBSCRIBE", *idle}));
+  }
+}
+
+void wakeup_hub::acquired_here(const std::shared_ptr<lock_state>& lock) {
+  if (line_.nobody_waits()) return;  // the common case
+  for (const auto& key : lock->keys.keys) {
+    auto channel = release_channel(key);
+    if (line_.waited_on(channel)) holders_[std::move(channel)] = lock;
+  }
+}
+
+clock::time_point wakeup_hub::held_here_until(const std::string& key, std::string_view owner,
+                                              clock::time_point now) {
+  constexpr auto none = clock::time_point::min();
+  if (holders_.empty()) return none;
+  const auto found = holders_.find(release_channel(key));
+  if (found == holders_.end()) return none;
+  const auto lock = found->second.lock();
+  if (!lock || lock->released.load(std::memory_order_acquire) ||
+      lock->found_lost.load(std::memory_order_acquire)) {
+    holders_.erase(found);
+    return none;
+  }
+  // The same reentrant owner's acquire is granted beside it.
+  if (!owner.empty() && lock->keys.owner == owner) return none;
+  const auto until = lock->deadline();
+  return until > now ? until : none;
 }
 
 wakeup wakeup_hub::released_here(const std::string& key) {
@@ -87,7 +116,10 @@ void wakeup_hub::deliver(const std::string& channel, std::uint64_t number) {
 void wakeup_hub::settle(const std::string& channel) {
   // The subscription stays while anyone waits, the woken one included if it
   // waits again.
-  if (line_.forget_if_idle(channel)) send_to_all(format_command({"UNSUBSCRIBE", channel}));
+  if (line_.forget_if_idle(channel)) {
+    holders_.erase(channel);
+    send_to_all(format_command({"UNSUBSCRIBE", channel}));
+  }
 }
 
 void wakeup_hub::subscribe_all(subscriber_connection& node) {
@@ -105,12 +137,14 @@ void wakeup_hub::send_to_all(const std::string& command) {
 
 void wakeup_hub::abandon() noexcept {
   posted_.clear();
+  holders_.clear();
   line_.clear();
   for (auto& subscriber : subscribers_) subscriber->abandon();
 }
 
 void wakeup_hub::close() {
   posted_.clear();
+  holders_.clear();
   line_.clear();
   for (auto& subscriber : subscribers_) subscriber->close();
 }

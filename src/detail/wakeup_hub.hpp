@@ -7,6 +7,7 @@
 // own cork. A message from a node is delivered from a posted handler.
 #pragma once
 
+#include "detail/lock_state.hpp"
 #include "detail/subscriber_connection.hpp"
 #include "detail/waiter_line.hpp"
 
@@ -65,6 +66,17 @@ class wakeup_hub {
     return line_.released_here_since(key, since);
   }
   std::uint64_t take_ticket() noexcept { return line_.take_ticket(); }
+  /// This client has just acquired `lock`: remembered for each of its keys
+  /// that someone here waits on (see held_here_until), until the next
+  /// holder or until nobody waits there any more.
+  void acquired_here(const std::shared_ptr<lock_state>& lock);
+  /// Until when a lock of this client that the nodes would set against an
+  /// acquire for `owner` (held_keys::owner: empty, or the reentrant owner)
+  /// holds `key`; min() if none is known. Only locks acquired while someone
+  /// here waited on the key are known, and only while they are neither
+  /// released nor lost.
+  clock::time_point held_here_until(const std::string& key, std::string_view owner,
+                                    clock::time_point now);
   /// A node published a release on `channel` (not ours): the first waiter
   /// is woken from a posted handler, not from inside the subscriber's
   /// reader. It stays in line until then, so the same release's messages
@@ -101,6 +113,9 @@ class wakeup_hub {
       subscribers_;  ///< Empty until the first wait.
   waiter_line line_;
   std::weak_ptr<void> owner_;
+  /// By channel: the last lock this client acquired on it while someone here
+  /// waited (weak: a handle may be dropped on any thread).
+  std::unordered_map<std::string, std::weak_ptr<const lock_state>> holders_;
   /// Channels with a delivery posted, and its number.
   std::unordered_map<std::string, std::uint64_t> posted_;
   std::uint64_t deliveries_ = 0;

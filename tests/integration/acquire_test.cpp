@@ -607,6 +607,56 @@ TEST_CASE("an unlock hands the resource to the same client's longest waiter, ahe
   CHECK(e.release_everywhere(locks, (*second)->held).removed >= 3);
 }
 
+// Waiters of one client do not ask the nodes while a lock of that client
+// holds the resource: its release is handed to the longest of them at once.
+// Before, each waiter retried at its policy's pace (2 to 10 ms here) and
+// every node refused every attempt. The lock taken before anyone waited is
+// not known to the waiters; the one handed over is.
+TEST_CASE("waiters do not ask the nodes while a lock of their own client holds the resource",
+          "[integration][held_here]") {
+  env e;
+  redlock::client locks(e.io.get_executor(), e.config);
+  e.warm_up_everywhere(locks);
+  const auto key = e.key("busy-here");
+  auto first = acquire(e.io, locks, "busy-here", once());
+  REQUIRE_FALSE(first.ec);
+
+  redlock::lock_options eager;
+  eager.ttl = 10s;
+  eager.wait_timeout = 10s;
+  eager.retry = redlock::retry_policy::exponential(2ms, 10ms, 0);
+  std::vector<pending_lock> waiters{make_pending(), make_pending(), make_pending()};
+  locks.async_acquire("busy-here", eager, store_in(waiters[0]));
+  REQUIRE(e.someone_waits_for(key));
+  locks.async_acquire("busy-here", eager, store_in(waiters[1]));
+  locks.async_acquire("busy-here", eager, store_in(waiters[2]));
+
+  REQUIRE_FALSE(release(e.io, locks, first.held).ec);
+  run_until(
+      e.io, [&] { return waiters[0]->has_value(); }, 5s, "the first waiter");
+  REQUIRE_FALSE((*waiters[0])->ec);
+
+  for (auto& admin : e.admin) admin->command({"CONFIG", "RESETSTAT"});
+  wait_on_timer(e.io, 300ms);
+  for (std::size_t i = 0; i < e.admin.size(); ++i) {
+    INFO("node " << i);
+    // At most an attempt of each other waiter that was on its way.
+    CHECK(command_calls(*e.admin[i], "set") <= 2);
+  }
+  CHECK_FALSE(waiters[1]->has_value());
+  CHECK_FALSE(waiters[2]->has_value());
+
+  // The line moves on with each release, as before.
+  for (std::size_t w = 0; w + 1 < waiters.size(); ++w) {
+    REQUIRE_FALSE(release(e.io, locks, (*waiters[w])->held).ec);
+    run_until(
+        e.io, [&] { return waiters[w + 1]->has_value(); }, 5s, "the next waiter");
+    REQUIRE_FALSE((*waiters[w + 1])->ec);
+    CHECK(e.key_everywhere(key, (*waiters[w + 1])->held.token()));
+  }
+  CHECK(e.release_everywhere(locks, (*waiters[2])->held).removed >= 3);
+}
+
 // The acquire is started just before the same client's unlock, on the same
 // strand: its first SET reaches every node ahead of the release and fails,
 // and it was not yet waiting when the unlock handed the resource over. It

@@ -588,3 +588,81 @@ TEST_CASE("acquire_fsm: failures that waiting cannot heal end the acquire at onc
 }
 
 }  // namespace acquire_fsm_test
+
+namespace acquire_fsm_test {
+
+// A lock of this client holds the key: its release is handed to the line
+// at once, so a waiter's retry would only be refused by the nodes.
+TEST_CASE("acquire_fsm: a waiter's retry against a lock of its own client is refused here",
+          "[unit][acquire_fsm][held_here]") {
+  const auto holder_until = t0 + 5s;
+  SECTION("no attempt is sent, the attempt counts, and the pause goes on listening") {
+    acquire_fsm fsm(3, rules(4), &half);
+    fsm.start(t0);
+    fsm.on_vote(1, 0, refused, t0 + 1ms);
+    const auto pause = fsm.on_vote(1, 1, refused, t0 + 1ms);
+    REQUIRE(pause.what == kind::undo);  // node 2 had not answered
+    const auto waiting = fsm.on_undone(t0 + 2ms);
+    REQUIRE(waiting.what == kind::pause);
+    REQUIRE(waiting.wait_for_release);
+    const auto next = fsm.on_timer(waiting.timer_id, t0 + 102ms, holder_until);
+    CHECK(next.what == kind::pause);
+    CHECK(next.wait_for_release);
+    CHECK(next.at == t0 + 202ms);  // the policy's delay, as after a refusal
+    CHECK(fsm.attempt() == 2);
+    CHECK(fsm.current() == phase::pausing);
+    SECTION("its release, handed over, starts an attempt at once") {
+      CHECK(fsm.on_release_seen(true, t0 + 150ms).what == kind::send_attempt);
+      CHECK(fsm.attempt() == 3);
+    }
+    SECTION("the attempts run out as if the nodes had refused them") {
+      const auto third = fsm.on_timer(next.timer_id, t0 + 202ms, holder_until);
+      REQUIRE(third.what == kind::pause);
+      const auto over = fsm.on_timer(third.timer_id, t0 + 302ms, holder_until);
+      CHECK(over.what == kind::complete);
+      CHECK(over.error == errc::not_acquired);
+      CHECK(fsm.attempt() == 4);
+    }
+    SECTION("once the holder's lock has ended, the retry asks the nodes") {
+      CHECK(fsm.on_timer(next.timer_id, holder_until + 1ms, holder_until).what ==
+            kind::send_attempt);
+    }
+  }
+  SECTION("a pause that does not wait for releases retries as always") {
+    acquire_fsm fsm(3, rules(4), &half);
+    const auto a = fsm.start(t0);
+    fsm.on_timer(a.timer_id, t0 + 500ms);  // nobody answered: undo
+    const auto pause = fsm.on_undone(t0 + 501ms);
+    REQUIRE(pause.what == kind::pause);
+    REQUIRE_FALSE(pause.wait_for_release);
+    CHECK(fsm.on_timer(pause.timer_id, t0 + 601ms, holder_until).what == kind::send_attempt);
+  }
+  SECTION("the wait deadline still ends the wait") {
+    auto r = rules(0);
+    r.wait_timeout = 250ms;
+    acquire_fsm fsm(1, r, &half);
+    fsm.start(t0);
+    auto next = fsm.on_vote(1, 0, refused, t0 + 1ms);
+    while (next.what == kind::pause) next = fsm.on_timer(next.timer_id, next.at, holder_until);
+    CHECK(next.what == kind::complete);
+    CHECK(next.error == errc::not_acquired);
+    CHECK(fsm.attempt() == 3);  // refused at 1 ms, here at 101 and 201 ms
+  }
+  SECTION("refusals here keep the nodes counted as reachable") {
+    auto r = rules(0);
+    r.wait_timeout = 3s;
+    r.unreachable_timeout = 250ms;
+    acquire_fsm fsm(1, r, &half);
+    fsm.start(t0);
+    auto next = fsm.on_vote(1, 0, refused, t0 + 1ms);
+    auto now = t0;
+    while (next.what == kind::pause) {
+      now = next.at;
+      next = fsm.on_timer(next.timer_id, now, holder_until);
+    }
+    CHECK(next.error == errc::not_acquired);
+    CHECK(now >= t0 + 3s);  // the wait deadline ended it, not the unreachable bound
+  }
+}
+
+}  // namespace acquire_fsm_test

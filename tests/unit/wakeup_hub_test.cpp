@@ -129,3 +129,72 @@ TEST_CASE("wakeup_hub forgets a cancelled waiter", "[unit][wakeup_hub]") {
   io.poll();
   CHECK_FALSE(called);
 }
+
+namespace {
+
+std::shared_ptr<redlock::detail::lock_state> lock_on(std::vector<std::string> keys,
+                                                     redlock::clock::time_point deadline,
+                                                     std::string owner = {}) {
+  return std::make_shared<redlock::detail::lock_state>(
+      1, keys, redlock::detail::held_keys{keys, std::move(owner)}, "token",
+      std::chrono::milliseconds(10000), std::chrono::milliseconds(0), deadline, 0);
+}
+
+}  // namespace
+
+TEST_CASE("wakeup_hub knows this client's lock on a key someone here waits on",
+          "[unit][wakeup_hub][held_here]") {
+  using namespace std::chrono_literals;
+  constexpr auto none = redlock::clock::time_point::min();
+  const redlock::clock::time_point now{1000s};
+  boost::asio::io_context io;
+  auto hub = make_hub(io);
+  hub.keep_alive_with(std::make_shared<int>(0));
+
+  SECTION("nobody waits when it is acquired: not remembered") {
+    const auto lock = lock_on({"k"}, now + 5s);
+    hub.acquired_here(lock);
+    hub.wait("k", hub.take_ticket(), [](wake_reason) {});
+    CHECK(hub.held_here_until("k", "", now) == none);
+  }
+  SECTION("remembered for each waited-on key until released, lost, ended or dropped") {
+    hub.wait("k", hub.take_ticket(), [](wake_reason) {});
+    auto lock = lock_on({"j", "k"}, now + 5s);
+    hub.acquired_here(lock);
+    CHECK(hub.held_here_until("k", "", now) == now + 5s);
+    CHECK(hub.held_here_until("j", "", now) == none);       // nobody waits on j
+    CHECK(hub.held_here_until("k", "", now + 5s) == none);  // its validity is over
+    SECTION("released") {
+      REQUIRE(lock->begin_release());
+      CHECK(hub.held_here_until("k", "", now) == none);
+    }
+    SECTION("lost") {
+      lock->lost(now + 1s);
+      CHECK(hub.held_here_until("k", "", now) == none);
+    }
+    SECTION("every handle dropped") {
+      lock.reset();
+      CHECK(hub.held_here_until("k", "", now) == none);
+    }
+    SECTION("nobody waits any more") {
+      hub.released_here("k").start();  // the only waiter, woken and gone
+      hub.wait("k", hub.take_ticket(), [](wake_reason) {});
+      CHECK(hub.held_here_until("k", "", now) == none);
+    }
+    SECTION("the next holder replaces it") {
+      hub.acquired_here(lock_on({"k"}, now + 7s));
+      CHECK(hub.held_here_until("k", "", now) == none);  // that handle was dropped
+      const auto next = lock_on({"k"}, now + 8s);
+      hub.acquired_here(next);
+      CHECK(hub.held_here_until("k", "", now) == now + 8s);
+    }
+  }
+  SECTION("a reentrant lock does not stand against its own owner") {
+    hub.wait("k", hub.take_ticket(), [](wake_reason) {});
+    const auto lock = lock_on({"k"}, now + 5s, "owner-1");
+    hub.acquired_here(lock);
+    CHECK(hub.held_here_until("k", "owner-1", now) == none);
+    CHECK(hub.held_here_until("k", "owner-2", now) == now + 5s);
+    CHECK(hub.held_here_until("k", "", now) == now + 5s);
+  }
+}
