@@ -18,10 +18,11 @@
 # instrumentation costs CPU; REDLOCK_CTEST_JOBS=N sets every stage's. The
 # fault-schedule runs still run alone (RUN_SERIAL).
 # REDLOCK_DOCS=0 skips the API reference, REDLOCK_MODELS=0 the spin models
-# of the fencing design (scripts/models.sh). Only the default stage's ctest,
-# e.g. the integration and CLI tests under load:
+# of the fencing design (scripts/models.sh), REDLOCK_SEPARATE=0 the build of
+# the library and the tool one file at a time. Only the default stage's
+# ctest, e.g. the integration and CLI tests under load:
 #   REDLOCK_TEST_LOAD=1 REDLOCK_SANITIZERS=0 REDLOCK_BOOST181=0 REDLOCK_FUZZ=0 \
-#     REDLOCK_DOCS=0 REDLOCK_MODELS=0 scripts/test.sh -R '^(integration|cli):'
+#     REDLOCK_DOCS=0 REDLOCK_MODELS=0 REDLOCK_SEPARATE=0 scripts/test.sh -R '^(integration|cli):'
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -214,6 +215,24 @@ if [[ "${REDLOCK_DOCS:-1}" != 0 ]]; then
   run_script docs "$root/scripts/docs.sh" "$root/build-docs"
 else
   summary+=("SKIP  docs (REDLOCK_DOCS=0)")
+fi
+
+# Every other stage builds in unity batches, where a file may use what
+# another file of its batch included. A user's plain build compiles one file
+# at a time: the library and the tool must build that way too (-O0 and no
+# debug info: about a minute).
+separate_build() {
+  "$root/scripts/deps.sh" &&
+    cmake -S "$root" -B "$root/build-separate" -DCMAKE_BUILD_TYPE=Debug \
+      -DCMAKE_CXX_FLAGS_DEBUG="-O0 -g0" -DCMAKE_UNITY_BUILD=OFF -DREDLOCK_BUILD_TESTS=OFF \
+      -DREDLOCK_BUILD_EXAMPLES=OFF -DREDLOCK_BUILD_BENCH=OFF -DREDLOCK_BUILD_SHARED=OFF \
+      -DREDLOCK_WARNINGS_AS_ERRORS=ON >/dev/null &&
+    cmake --build "$root/build-separate" -j2 --target redlock redlock_cli
+}
+if [[ "${REDLOCK_SEPARATE:-1}" != 0 ]]; then
+  run_script separate-compilation separate_build
+else
+  summary+=("SKIP  separate-compilation (REDLOCK_SEPARATE=0)")
 fi
 
 # The fencing design model-checked with spin (docs/models/): the shipped

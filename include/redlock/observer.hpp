@@ -23,7 +23,10 @@ struct operation_report {
   std::string_view resource;
   error_code result;                 ///< What the handler gets.
   std::chrono::nanoseconds latency;  ///< From the start on the client's strand.
-  unsigned attempts = 1;             ///< Acquire: attempts made; 1 for the others.
+  /// Acquire: attempts made, those counted as refused without being sent
+  /// included (a waiter's retry while a lock of its own client holds the
+  /// resource: see docs/usage.md, Waiting); 1 for the others.
+  unsigned attempts = 1;
 };
 
 /// One node's answer to one request of an operation (also a late one, after
@@ -63,12 +66,14 @@ class observer {
   virtual void on_operation(const operation_report& /*report*/) {}
   /// A node answered a request, or the request failed on it.
   virtual void on_node_reply(const node_report& /*report*/) {}
-  /// An acquire starts attempt number `attempt` (2 or more) after a failed
-  /// one (`cause`: why that one failed).
+  /// An acquire sends attempt number `attempt` (2 or more) after a failed
+  /// one (`cause`: why the last attempt sent failed). Attempts counted as
+  /// refused without being sent are not reported, so the numbers may skip.
   virtual void on_retry(std::string_view /*resource*/, unsigned /*attempt*/, error_code /*cause*/) {
   }
   /// An acquire found the resource held and waits for its release (or its
-  /// retry delay) before trying again.
+  /// retry delay) before trying again; again after each attempt counted as
+  /// refused without being sent.
   virtual void on_wait(std::string_view /*resource*/) {}
   /// A kept lock gave its lost-lock signal (keep_options::on_lost).
   virtual void on_lock_lost(std::string_view /*resource*/, error_code /*reason*/) {}

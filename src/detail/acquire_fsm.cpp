@@ -97,7 +97,11 @@ acquire_fsm::action acquire_fsm::on_timer(std::uint64_t timer_id, clock::time_po
       // The wait deadline came with no release seen: give up as the last
       // attempt failed.
       if (!attempt_when_paused_) return complete(failure_);
-      if (pause_waits_for_release_ && held_here_until > now) return refused_here(now);
+      // Not past the unreachable bound: only an answer from the nodes can
+      // move it, so the attempt that may end it is sent.
+      if (pause_waits_for_release_ && held_here_until > now && now < unreachable_deadline_) {
+        return refused_here(now);
+      }
       return start_attempt(now);
     default:
       return {};
@@ -222,14 +226,12 @@ acquire_fsm::action acquire_fsm::pause_until(clock::time_point at, bool wait_for
 
 acquire_fsm::action acquire_fsm::refused_here(clock::time_point now) {
   // What the nodes would answer, known without asking them: the attempt
-  // counts (max_attempts, the backoff) as one refused by a quorum, so the
-  // wake-ups before it are used and the nodes are known to be reachable.
+  // counts (max_attempts, the backoff) as one refused, and the wake-ups
+  // before it were about that lock's predecessors. No node answered, so the
+  // unreachable bound stays where it was.
   ++attempt_;
   wakes_at_attempt_ = wakes_;
   wakes_used_ = std::max(wakes_used_, wakes_);
-  if (rules_.unreachable_timeout > clock::duration::zero()) {
-    unreachable_deadline_ = now + rules_.unreachable_timeout;
-  }
   release_seen_ = release_seen_here_ = false;
   failure_ = errc::not_acquired;
   return after_undo(now);

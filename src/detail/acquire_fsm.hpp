@@ -94,7 +94,8 @@ class acquire_fsm {
   /// against this acquire holds one of its keys until `held_here_until`
   /// (min() if none). A waiter then does not ask the nodes: the lock's
   /// release is handed to the line at once, so the attempt it would have
-  /// made counts as made and refused.
+  /// made counts as made and refused (not past the unreachable bound, which
+  /// only the nodes' answers move).
   action on_timer(std::uint64_t timer_id, clock::time_point now, clock::time_point held_here_until);
   /// The undo asked for has finished.
   action on_undone(clock::time_point now);

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <redlock/clock.hpp>
+#include <redlock/error.hpp>
 #include "detail/timer.hpp"
 
 #include <boost/intrusive/set.hpp>

@@ -79,6 +79,8 @@ wakeup wakeup_hub::released_here(const std::string& key) {
   line_.note_release_here(key);
   if (line_.nobody_waits()) return {};  // the common case
   auto channel = release_channel(key);
+  // Released through any handle (an adopted one too): not held here now.
+  holders_.erase(channel);
   // A delivery still posted would wake the same first waiter.
   posted_.erase(channel);
   return take_first(channel, wake_reason::released_here);
@@ -97,6 +99,9 @@ wakeup wakeup_hub::take_first(const std::string& channel, wake_reason why) {
 
 void wakeup_hub::announced(std::string_view channel) {
   std::string name(channel);
+  // Another client released the key: a lock remembered as ours on it was
+  // released through an adopted handle, or lost. Ask the nodes again.
+  holders_.erase(name);
   if (!line_.waited_on(name) || posted_.contains(name)) return;
   const auto number = ++deliveries_;
   posted_.emplace(name, number);

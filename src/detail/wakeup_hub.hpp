@@ -74,7 +74,8 @@ class wakeup_hub {
   /// acquire for `owner` (held_keys::owner: empty, or the reentrant owner)
   /// holds `key`; min() if none is known. Only locks acquired while someone
   /// here waited on the key are known, and only while they are neither
-  /// released nor lost.
+  /// released (through any handle of this client) nor lost, and no other
+  /// client announced a release of the key since.
   clock::time_point held_here_until(const std::string& key, std::string_view owner,
                                     clock::time_point now);
   /// A node published a release on `channel` (not ours): the first waiter

@@ -657,6 +657,84 @@ TEST_CASE("waiters do not ask the nodes while a lock of their own client holds t
   CHECK(e.release_everywhere(locks, (*waiters[2])->held).removed >= 3);
 }
 
+// Review of the above: the lock handed to the first waiter is released
+// through a handle another client adopted (client::adopt: its token passed
+// to another process). The key is free and the release announced; the
+// second waiter must not go on counting its retries as refused against a
+// lock whose own handle never learns of that release.
+TEST_CASE("a lock of this client released through a handle adopted elsewhere frees its waiters",
+          "[integration][held_here]") {
+  env e;
+  redlock::client locks(e.io.get_executor(), e.config);
+  redlock::client other(e.io.get_executor(), e.config);
+  e.warm_up_everywhere(locks);
+  e.warm_up_everywhere(other);
+  const auto key = e.key("adopted-away");
+  auto first = acquire(e.io, locks, "adopted-away", once());
+  REQUIRE_FALSE(first.ec);
+  redlock::lock_options eager;
+  eager.ttl = 10s;
+  eager.wait_timeout = 3s;
+  eager.retry = redlock::retry_policy::exponential(2ms, 10ms, 0);
+  std::vector<pending_lock> waiters{make_pending(), make_pending()};
+  locks.async_acquire("adopted-away", eager, store_in(waiters[0]));
+  REQUIRE(e.someone_waits_for(key));
+  locks.async_acquire("adopted-away", eager, store_in(waiters[1]));
+  REQUIRE_FALSE(release(e.io, locks, first.held).ec);
+  run_until(
+      e.io, [&] { return waiters[0]->has_value(); }, 5s, "the first waiter");
+  REQUIRE_FALSE((*waiters[0])->ec);
+  const auto& held = (*waiters[0])->held;  // kept, as its holder would
+  auto adopted = other.adopt("adopted-away", held.token(), eager);
+  const auto freed = steady::now();
+  REQUIRE_FALSE(release(e.io, other, adopted).ec);
+  run_until(
+      e.io, [&] { return waiters[1]->has_value(); }, 5s, "the second waiter");
+  const auto took = steady::now() - freed;
+  INFO("the second waiter completed after "
+       << std::chrono::duration_cast<milliseconds>(took).count() << " ms");
+  REQUIRE_FALSE((*waiters[1])->ec);
+  CHECK(took < 1s);  // it gave up after its 3 s wait before the fix
+  CHECK(e.release_everywhere(locks, (*waiters[1])->held).removed >= 3);
+}
+
+// Review of the above: every node stops answering while this client's lock
+// is valid. The waiter's unreachable bound (300 ms) must still end its wait
+// with quorum_unreachable, not the lock's validity (8 s).
+TEST_CASE("unreachable_timeout still bounds a waiter whose own client holds the resource",
+          "[integration][held_here]") {
+  env e;
+  redlock::client locks(e.io.get_executor(), e.config);
+  e.warm_up_everywhere(locks);
+  const auto key = e.key("gone");
+  auto first = acquire(e.io, locks, "gone", once());
+  REQUIRE_FALSE(first.ec);
+  redlock::lock_options eager;
+  eager.ttl = 8s;
+  eager.request_timeout = 50ms;
+  eager.wait_timeout = 20s;
+  eager.unreachable_timeout = 300ms;
+  eager.retry = redlock::retry_policy::exponential(2ms, 10ms, 0);
+  std::vector<pending_lock> waiters{make_pending(), make_pending()};
+  locks.async_acquire("gone", eager, store_in(waiters[0]));
+  REQUIRE(e.someone_waits_for(key));
+  locks.async_acquire("gone", eager, store_in(waiters[1]));
+  REQUIRE_FALSE(release(e.io, locks, first.held).ec);
+  run_until(
+      e.io, [&] { return waiters[0]->has_value(); }, 5s, "the first waiter");
+  REQUIRE_FALSE((*waiters[0])->ec);
+  for (std::size_t i = 0; i < e.nodes.size(); ++i) e.nodes.node(i).pause();
+  const auto gone = steady::now();
+  run_until(
+      e.io, [&] { return waiters[1]->has_value(); }, 15s, "the second waiter");
+  const auto took = steady::now() - gone;
+  for (std::size_t i = 0; i < e.nodes.size(); ++i) e.nodes.node(i).resume();
+  INFO("the second waiter gave up after " << std::chrono::duration_cast<milliseconds>(took).count()
+                                          << " ms with " << (*waiters[1])->ec.message());
+  CHECK((*waiters[1])->ec == errc::quorum_unreachable);
+  CHECK(took < 2s);  // about 8.2 s before the fix
+}
+
 // The acquire is started just before the same client's unlock, on the same
 // strand: its first SET reaches every node ahead of the release and fails,
 // and it was not yet waiting when the unlock handed the resource over. It

@@ -176,6 +176,15 @@ TEST_CASE("wakeup_hub knows this client's lock on a key someone here waits on",
       lock.reset();
       CHECK(hub.held_here_until("k", "", now) == none);
     }
+    SECTION("another client announces a release of the key (an adopted handle's)") {
+      hub.announced(release_channel("k"));
+      CHECK(hub.held_here_until("k", "", now) == none);
+    }
+    SECTION("this client releases the key through another handle") {
+      const auto handed = hub.released_here("k");
+      CHECK(handed);
+      CHECK(hub.held_here_until("k", "", now) == none);
+    }
     SECTION("nobody waits any more") {
       hub.released_here("k").start();  // the only waiter, woken and gone
       hub.wait("k", hub.take_ticket(), [](wake_reason) {});
