@@ -3,6 +3,8 @@
 
 #include <boost/asio/post.hpp>
 
+#include <algorithm>
+
 namespace redlock::detail {
 
 void wakeup::start() {
@@ -43,18 +45,35 @@ wakeup_hub::waiter_id wakeup_hub::wait(const std::string& key, std::uint64_t tic
 }
 
 void wakeup_hub::cancel(waiter_id id) {
-  if (auto idle = line_.leave(id)) {
-    holders_.erase(*idle);
-    send_to_all(format_command({"UNSUBSCRIBE", *idle}));
-  }
+  if (auto idle = line_.leave(id)) send_to_all(format_command({"UNSUBSCRIBE", *idle}));
 }
 
-void wakeup_hub::acquired_here(const std::shared_ptr<lock_state>& lock) {
-  if (line_.nobody_waits()) return;  // the common case
+namespace {
+
+/// A remembered lock that no longer stands against anyone: every handle
+/// dropped, released, or found lost.
+bool ended(const std::shared_ptr<const lock_state>& lock) {
+  return !lock || lock->released.load(std::memory_order_acquire) ||
+         lock->found_lost.load(std::memory_order_acquire);
+}
+
+}  // namespace
+
+void wakeup_hub::acquired_here(const std::shared_ptr<lock_state>& lock, bool waited,
+                               clock::time_point now) {
+  if (!waited && line_.nobody_waits()) return;  // the common case
   for (const auto& key : lock->keys.keys) {
     auto channel = release_channel(key);
-    if (line_.waited_on(channel)) holders_[std::move(channel)] = lock;
+    if (waited || line_.waited_on(channel)) holders_[std::move(channel)] = lock;
   }
+  // Locks that end without a release here (dropped, expired, lost) are
+  // forgotten in sweeps, at most as often as the map doubles.
+  if (holders_.size() < sweep_at_) return;
+  std::erase_if(holders_, [now](const auto& entry) {
+    const auto held = entry.second.lock();
+    return ended(held) || held->deadline() <= now;
+  });
+  sweep_at_ = std::max(min_sweep, 2 * holders_.size());
 }
 
 clock::time_point wakeup_hub::held_here_until(const std::string& key, std::string_view owner,
@@ -64,8 +83,7 @@ clock::time_point wakeup_hub::held_here_until(const std::string& key, std::strin
   const auto found = holders_.find(release_channel(key));
   if (found == holders_.end()) return none;
   const auto lock = found->second.lock();
-  if (!lock || lock->released.load(std::memory_order_acquire) ||
-      lock->found_lost.load(std::memory_order_acquire)) {
+  if (ended(lock)) {
     holders_.erase(found);
     return none;
   }
@@ -77,10 +95,11 @@ clock::time_point wakeup_hub::held_here_until(const std::string& key, std::strin
 
 wakeup wakeup_hub::released_here(const std::string& key) {
   line_.note_release_here(key);
-  if (line_.nobody_waits()) return {};  // the common case
+  if (holders_.empty() && line_.nobody_waits()) return {};  // the common case
   auto channel = release_channel(key);
   // Released through any handle (an adopted one too): not held here now.
   holders_.erase(channel);
+  if (line_.nobody_waits()) return {};
   // A delivery still posted would wake the same first waiter.
   posted_.erase(channel);
   return take_first(channel, wake_reason::released_here);
@@ -121,10 +140,7 @@ void wakeup_hub::deliver(const std::string& channel, std::uint64_t number) {
 void wakeup_hub::settle(const std::string& channel) {
   // The subscription stays while anyone waits, the woken one included if it
   // waits again.
-  if (line_.forget_if_idle(channel)) {
-    holders_.erase(channel);
-    send_to_all(format_command({"UNSUBSCRIBE", channel}));
-  }
+  if (line_.forget_if_idle(channel)) send_to_all(format_command({"UNSUBSCRIBE", channel}));
 }
 
 void wakeup_hub::subscribe_all(subscriber_connection& node) {
