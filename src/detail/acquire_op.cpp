@@ -284,8 +284,7 @@ void acquire_op::finish(error_code ec) {
                                           settings_.request_timeout, round.validity_deadline(),
                                           held_elsewhere, true, settings_.lock_delay);
   if (settings_.fenced) granted_->fences = fsm_.fences();
-  // Acquired after waiting: the next waiters of these keys are likely here.
-  core_->wakeups().acquired_here(granted_, fsm_.attempt() > 1 || ticket_ != 0, clock::now());
+  core_->wakeups().acquired_here(granted_);
   complete({}, lock_access::make(granted_, round.outcomes()));
   if (broken_on_purpose().settle_twice) {
     token_ = granted_->token;

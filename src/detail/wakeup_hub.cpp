@@ -3,7 +3,7 @@
 
 #include <boost/asio/post.hpp>
 
-#include <algorithm>
+#include <utility>
 
 namespace redlock::detail {
 
@@ -45,35 +45,18 @@ wakeup_hub::waiter_id wakeup_hub::wait(const std::string& key, std::uint64_t tic
 }
 
 void wakeup_hub::cancel(waiter_id id) {
-  if (auto idle = line_.leave(id)) send_to_all(format_command({"UNSUBSCRIBE", *idle}));
+  if (auto idle = line_.leave(id)) {
+    holders_.erase(*idle);
+    send_to_all(format_command({"UNSUBSCRIBE", *idle}));
+  }
 }
 
-namespace {
-
-/// A remembered lock that no longer stands against anyone: every handle
-/// dropped, released, or found lost.
-bool ended(const std::shared_ptr<const lock_state>& lock) {
-  return !lock || lock->released.load(std::memory_order_acquire) ||
-         lock->found_lost.load(std::memory_order_acquire);
-}
-
-}  // namespace
-
-void wakeup_hub::acquired_here(const std::shared_ptr<lock_state>& lock, bool waited,
-                               clock::time_point now) {
-  if (!waited && line_.nobody_waits()) return;  // the common case
+void wakeup_hub::acquired_here(const std::shared_ptr<lock_state>& lock) {
+  if (line_.nobody_waits()) return;  // the common case
   for (const auto& key : lock->keys.keys) {
     auto channel = release_channel(key);
-    if (waited || line_.waited_on(channel)) holders_[std::move(channel)] = lock;
+    if (line_.waited_on(channel)) holders_[std::move(channel)] = {lock, false};
   }
-  // Locks that end without a release here (dropped, expired, lost) are
-  // forgotten in sweeps, at most as often as the map doubles.
-  if (holders_.size() < sweep_at_) return;
-  std::erase_if(holders_, [now](const auto& entry) {
-    const auto held = entry.second.lock();
-    return ended(held) || held->deadline() <= now;
-  });
-  sweep_at_ = std::max(min_sweep, 2 * holders_.size());
 }
 
 clock::time_point wakeup_hub::held_here_until(const std::string& key, std::string_view owner,
@@ -82,8 +65,10 @@ clock::time_point wakeup_hub::held_here_until(const std::string& key, std::strin
   if (holders_.empty()) return none;
   const auto found = holders_.find(release_channel(key));
   if (found == holders_.end()) return none;
-  const auto lock = found->second.lock();
-  if (ended(lock)) {
+  if (std::exchange(found->second.ask_nodes, false)) return none;
+  const auto lock = found->second.lock.lock();
+  if (!lock || lock->released.load(std::memory_order_acquire) ||
+      lock->found_lost.load(std::memory_order_acquire)) {
     holders_.erase(found);
     return none;
   }
@@ -95,11 +80,10 @@ clock::time_point wakeup_hub::held_here_until(const std::string& key, std::strin
 
 wakeup wakeup_hub::released_here(const std::string& key) {
   line_.note_release_here(key);
-  if (holders_.empty() && line_.nobody_waits()) return {};  // the common case
+  if (line_.nobody_waits()) return {};  // the common case
   auto channel = release_channel(key);
   // Released through any handle (an adopted one too): not held here now.
   holders_.erase(channel);
-  if (line_.nobody_waits()) return {};
   // A delivery still posted would wake the same first waiter.
   posted_.erase(channel);
   return take_first(channel, wake_reason::released_here);
@@ -118,9 +102,13 @@ wakeup wakeup_hub::take_first(const std::string& channel, wake_reason why) {
 
 void wakeup_hub::announced(std::string_view channel) {
   std::string name(channel);
-  // Another client released the key: a lock remembered as ours on it was
-  // released through an adopted handle, or lost. Ask the nodes again.
-  holders_.erase(name);
+  // Another client released the key: the release of the lock before ours
+  // (its messages from the slower nodes come after our lock was granted),
+  // or of ours through a handle adopted elsewhere, or ours was lost. The
+  // next look-up asks the nodes once to tell.
+  if (const auto found = holders_.find(name); found != holders_.end()) {
+    found->second.ask_nodes = true;
+  }
   if (!line_.waited_on(name) || posted_.contains(name)) return;
   const auto number = ++deliveries_;
   posted_.emplace(name, number);
@@ -140,7 +128,10 @@ void wakeup_hub::deliver(const std::string& channel, std::uint64_t number) {
 void wakeup_hub::settle(const std::string& channel) {
   // The subscription stays while anyone waits, the woken one included if it
   // waits again.
-  if (line_.forget_if_idle(channel)) send_to_all(format_command({"UNSUBSCRIBE", channel}));
+  if (line_.forget_if_idle(channel)) {
+    holders_.erase(channel);
+    send_to_all(format_command({"UNSUBSCRIBE", channel}));
+  }
 }
 
 void wakeup_hub::subscribe_all(subscriber_connection& node) {

@@ -67,18 +67,16 @@ class wakeup_hub {
   }
   std::uint64_t take_ticket() noexcept { return line_.take_ticket(); }
   /// This client has just acquired `lock`: remembered for each of its keys
-  /// that someone here waits on, or for every key if the acquire itself had
-  /// to wait (a contended resource, which the next waiters will ask about:
-  /// see held_here_until), until it ends or the next holder replaces it.
-  void acquired_here(const std::shared_ptr<lock_state>& lock, bool waited, clock::time_point now);
-  /// Locks remembered (ended ones included until a sweep or a look-up).
-  std::size_t remembered() const noexcept { return holders_.size(); }
+  /// that someone here waits on (see held_here_until), until the next
+  /// holder or until nobody waits there any more.
+  void acquired_here(const std::shared_ptr<lock_state>& lock);
   /// Until when a lock of this client that the nodes would set against an
   /// acquire for `owner` (held_keys::owner: empty, or the reentrant owner)
   /// holds `key`; min() if none is known. Only locks acquired while someone
-  /// here waited on the key or after waiting themselves are known, and only
-  /// while they are neither released (through any handle of this client)
-  /// nor lost, and no other client announced a release of the key since.
+  /// here waited on the key are known, and only while they are neither
+  /// released (through any handle of this client) nor lost; once after each
+  /// release of the key announced by another client (which may have been of
+  /// this very lock, through a handle adopted elsewhere), it answers min().
   clock::time_point held_here_until(const std::string& key, std::string_view owner,
                                     clock::time_point now);
   /// A node published a release on `channel` (not ours): the first waiter
@@ -118,11 +116,14 @@ class wakeup_hub {
   waiter_line line_;
   std::weak_ptr<void> owner_;
   /// By channel: the last lock this client acquired on it while someone here
-  /// waited, or after waiting (weak: a handle may be dropped on any thread).
-  std::unordered_map<std::string, std::weak_ptr<const lock_state>> holders_;
-  static constexpr std::size_t min_sweep = 64;
-  /// holders_ is swept of ended locks when it reaches this size.
-  std::size_t sweep_at_ = min_sweep;
+  /// waited (weak: a handle may be dropped on any thread).
+  struct holder {
+    std::weak_ptr<const lock_state> lock;
+    /// Another client announced a release of the key since: the next
+    /// look-up says "not known" once, so that a waiter asks the nodes.
+    bool ask_nodes = false;
+  };
+  std::unordered_map<std::string, holder> holders_;
   /// Channels with a delivery posted, and its number.
   std::unordered_map<std::string, std::uint64_t> posted_;
   std::uint64_t deliveries_ = 0;
