@@ -10,6 +10,7 @@
 #include <redlock/keeper.hpp>
 
 #include <fmt/format.h>
+
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 
@@ -21,6 +22,7 @@
 #include <stop_token>
 #include <string>
 #include <system_error>
+#include <utility>
 #include <variant>
 
 namespace redlock::cli {
@@ -275,6 +277,9 @@ class exec_run {
   }
 
   void release(int status) {
+    // Once: the grace timer's completion may already be queued when the
+    // command's end cancels it, and it releases too.
+    if (std::exchange(releasing_, true)) return;
     if (watchdog_) watchdog_->disarm();
     keeper_.async_release([this, status](error_code ec, std::size_t) { released(ec, status); });
   }
@@ -320,6 +325,7 @@ class exec_run {
   const inherited_signals& inherited_;
   bool child_done_ = false;
   bool grace_over_ = false;
+  bool releasing_ = false;  ///< release() ran: the lock is on its way out.
   int die_with_ = 0;
   boost::asio::signal_set forwarded_;
   boost::asio::signal_set child_ended_;

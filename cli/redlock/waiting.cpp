@@ -37,23 +37,18 @@ std::string waiting_reason(const std::vector<node_outcome>& latest,
 }
 
 wait_notices::wait_notices(session& s, std::string resource, std::chrono::milliseconds interval)
-    : session_(s), resource_(std::move(resource)), interval_(interval), timer_(s.io()) {}
+    : session_(s),
+      resource_(std::move(resource)),
+      timer_(s.io(), s.options().quiet ? std::chrono::milliseconds{0} : interval, [this] {
+        session_.say(fmt::format(
+            "still waiting for {}: {}", resource_,
+            waiting_reason(session_.answers().latest(), session_.client().config().nodes)));
+      }) {}
 
-void wait_notices::start() {
-  if (interval_.count() > 0 && !session_.options().quiet) arm();
-}
+void wait_notices::start() { timer_.start(); }
 
-void wait_notices::stop() { timer_.cancel(); }
-
-void wait_notices::arm() {
-  timer_.expires_after(interval_);
-  timer_.async_wait([this](error_code ec) {
-    if (ec) return;  // stopped (or destroyed): `this` may be gone
-    session_.say(
-        fmt::format("still waiting for {}: {}", resource_,
-                    waiting_reason(session_.answers().latest(), session_.client().config().nodes)));
-    arm();
-  });
-}
+// Also holds against a notice whose time had come as the acquire completed
+// (it said "still waiting" for ever after, and the tool never exited).
+void wait_notices::stop() { timer_.stop(); }
 
 }  // namespace redlock::cli

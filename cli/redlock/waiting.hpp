@@ -2,11 +2,10 @@
 // answer, and a notice on stderr at intervals saying what is waited for.
 #pragma once
 
+#include "repeating_timer.hpp"
 #include "session.hpp"
 
 #include <redlock/observer.hpp>
-
-#include <boost/asio/steady_timer.hpp>
 
 #include <chrono>
 #include <cstddef>
@@ -52,12 +51,9 @@ class wait_notices {
   void stop();
 
  private:
-  void arm();
-
   session& session_;
   std::string resource_;
-  std::chrono::milliseconds interval_;
-  boost::asio::steady_timer timer_;
+  repeating_timer timer_;
 };
 
 }  // namespace redlock::cli
