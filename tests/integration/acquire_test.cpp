@@ -609,41 +609,74 @@ TEST_CASE("an unlock hands the resource to the same client's longest waiter, ahe
 
 namespace {
 
-/// Runs until one of `waiters` not yet `taken` has completed (bounded), and
-/// returns it, marked taken. Which one: the line is first come, first served
-/// only among waiters paused when the release comes; one whose attempt was
-/// in flight then may lose to a newer one.
-std::size_t next_to_complete(env& e, const std::vector<pending_lock>& waiters,
-                             std::vector<bool>& taken) {
-  std::size_t done = waiters.size();
-  run_until(
-      e.io,
-      [&] {
-        for (std::size_t w = 0; w < waiters.size(); ++w) {
-          if (!taken[w] && waiters[w]->has_value()) done = w;
-        }
-        return done < waiters.size();
-      },
-      5s, "a waiter");
-  taken[done] = true;
-  return done;
-}
+/// Two clients on one cluster: `other` holds `resource` while eager waiters
+/// of `locks` line up behind it (each has made its first attempt, been
+/// refused and stands in line); then `other` releases it and the waiter it
+/// goes to, `holder`, is a lock of `locks` acquired while the others waited.
+struct held_here_scene {
+  env e;
+  redlock::client locks{e.io.get_executor(), e.config};
+  redlock::client other{e.io.get_executor(), e.config};
+  std::string key;
+  std::vector<pending_lock> waiters;
+  std::vector<bool> taken;
+  std::size_t holder = 0;
 
-/// Starts an eager waiter for `resource` per entry of `waiters` and runs
-/// until the first attempt of each reached every node (`sets_before`: each
-/// node's SET count before): each is then refused and in line.
-void start_waiters(env& e, redlock::client& locks, const std::string& resource,
-                   const redlock::lock_options& options, const std::vector<pending_lock>& waiters) {
-  std::vector<long long> sets_before;
-  for (auto& admin : e.admin) sets_before.push_back(command_calls(*admin, "set"));
-  for (const auto& w : waiters) locks.async_acquire(resource, options, store_in(w));
-  for (std::size_t i = 0; i < e.admin.size(); ++i) {
-    INFO("node " << i);
-    REQUIRE(poll_until(e.io, [&] {
-      return command_calls(*e.admin[i], "set") >=
-             sets_before[i] + static_cast<long long>(waiters.size());
-    }));
+  held_here_scene(const std::string& resource, const redlock::lock_options& options,
+                  std::size_t count)
+      : key(e.key(resource)), waiters(count), taken(count, false) {
+    e.warm_up_everywhere(locks);
+    e.warm_up_everywhere(other);
+    auto first = acquire(e.io, other, resource, once());
+    REQUIRE_FALSE(first.ec);
+    REQUIRE(e.key_everywhere(key, first.held.token()));
+
+    std::vector<long long> sets_before;
+    for (auto& admin : e.admin) sets_before.push_back(command_calls(*admin, "set"));
+    for (auto& w : waiters) {
+      w = make_pending();
+      locks.async_acquire(resource, options, store_in(w));
+    }
+    for (std::size_t i = 0; i < e.admin.size(); ++i) {
+      INFO("node " << i);
+      REQUIRE(poll_until(e.io, [&] {
+        return command_calls(*e.admin[i], "set") >= sets_before[i] + static_cast<long long>(count);
+      }));
+    }
+
+    REQUIRE_FALSE(release(e.io, other, first.held).ec);
+    holder = next_to_complete();
+    REQUIRE_FALSE((*waiters[holder])->ec);
   }
+
+  const redlock::lock& held(std::size_t w) const { return (*waiters[w])->held; }
+
+  /// Runs until a waiter not yet taken has completed (bounded), and returns
+  /// it, marked taken. Which one: the line is first come, first served only
+  /// among waiters paused when the release comes; one whose attempt was in
+  /// flight then may lose to a newer one.
+  std::size_t next_to_complete() {
+    std::size_t done = waiters.size();
+    run_until(
+        e.io,
+        [&] {
+          for (std::size_t w = 0; w < waiters.size(); ++w) {
+            if (!taken[w] && waiters[w]->has_value()) done = w;
+          }
+          return done < waiters.size();
+        },
+        5s, "a waiter");
+    taken[done] = true;
+    return done;
+  }
+};
+
+redlock::lock_options eager_waiter(milliseconds ttl, milliseconds wait) {
+  redlock::lock_options eager;
+  eager.ttl = ttl;
+  eager.wait_timeout = wait;
+  eager.retry = redlock::retry_policy::exponential(2ms, 10ms, 0);
+  return eager;
 }
 
 }  // namespace
@@ -656,27 +689,8 @@ void start_waiters(env& e, redlock::client& locks, const std::string& resource,
 // another client, and the waiter that takes over from it is such a lock.
 TEST_CASE("waiters do not ask the nodes while a lock of their own client holds the resource",
           "[integration][held_here]") {
-  env e;
-  redlock::client locks(e.io.get_executor(), e.config);
-  redlock::client other(e.io.get_executor(), e.config);
-  e.warm_up_everywhere(locks);
-  e.warm_up_everywhere(other);
-  const auto key = e.key("busy-here");
-  auto first = acquire(e.io, other, "busy-here", once());
-  REQUIRE_FALSE(first.ec);
-  REQUIRE(e.key_everywhere(key, first.held.token()));
-
-  redlock::lock_options eager;
-  eager.ttl = 10s;
-  eager.wait_timeout = 10s;
-  eager.retry = redlock::retry_policy::exponential(2ms, 10ms, 0);
-  std::vector<pending_lock> waiters{make_pending(), make_pending(), make_pending()};
-  std::vector<bool> taken(waiters.size(), false);
-  start_waiters(e, locks, "busy-here", eager, waiters);
-
-  REQUIRE_FALSE(release(e.io, other, first.held).ec);
-  auto holder = next_to_complete(e, waiters, taken);
-  REQUIRE_FALSE((*waiters[holder])->ec);
+  held_here_scene t("busy-here", eager_waiter(10s, 10s), 3);
+  auto& e = t.e;
 
   for (auto& admin : e.admin) admin->command({"CONFIG", "RESETSTAT"});
   wait_on_timer(e.io, 300ms);
@@ -686,18 +700,19 @@ TEST_CASE("waiters do not ask the nodes while a lock of their own client holds t
     // per late message of the first holder's release (four nodes).
     CHECK(command_calls(*e.admin[i], "set") <= 6);
   }
-  for (std::size_t w = 0; w < waiters.size(); ++w) {
-    if (w != holder) CHECK_FALSE(waiters[w]->has_value());
+  for (std::size_t w = 0; w < t.waiters.size(); ++w) {
+    if (w != t.holder) CHECK_FALSE(t.waiters[w]->has_value());
   }
 
   // Each release lets the next waiter in at once, as before.
-  for (std::size_t round = 1; round < waiters.size(); ++round) {
-    REQUIRE_FALSE(release(e.io, locks, (*waiters[holder])->held).ec);
-    holder = next_to_complete(e, waiters, taken);
-    REQUIRE_FALSE((*waiters[holder])->ec);
-    CHECK(e.key_everywhere(key, (*waiters[holder])->held.token()));
+  auto holder = t.holder;
+  for (std::size_t round = 1; round < t.waiters.size(); ++round) {
+    REQUIRE_FALSE(release(e.io, t.locks, t.held(holder)).ec);
+    holder = t.next_to_complete();
+    REQUIRE_FALSE((*t.waiters[holder])->ec);
+    CHECK(e.key_everywhere(t.key, t.held(holder).token()));
   }
-  CHECK(e.release_everywhere(locks, (*waiters[holder])->held).removed >= 3);
+  CHECK(e.release_everywhere(t.locks, t.held(holder)).removed >= 3);
 }
 
 // Review of the above: the lock handed to a waiter is released through a
@@ -707,41 +722,24 @@ TEST_CASE("waiters do not ask the nodes while a lock of their own client holds t
 // handle never learns of that release.
 TEST_CASE("a lock of this client released through a handle adopted elsewhere frees its waiters",
           "[integration][held_here]") {
-  env e;
-  redlock::client locks(e.io.get_executor(), e.config);
-  redlock::client other(e.io.get_executor(), e.config);
-  e.warm_up_everywhere(locks);
-  e.warm_up_everywhere(other);
-  const auto key = e.key("adopted-away");
-  auto first = acquire(e.io, other, "adopted-away", once());
-  REQUIRE_FALSE(first.ec);
-  REQUIRE(e.key_everywhere(key, first.held.token()));
-  redlock::lock_options eager;
-  eager.ttl = 10s;
-  eager.wait_timeout = 3s;
-  eager.retry = redlock::retry_policy::exponential(2ms, 10ms, 0);
-  std::vector<pending_lock> waiters{make_pending(), make_pending()};
-  std::vector<bool> taken(waiters.size(), false);
-  start_waiters(e, locks, "adopted-away", eager, waiters);
-  REQUIRE_FALSE(release(e.io, other, first.held).ec);
-  const auto holder = next_to_complete(e, waiters, taken);
-  REQUIRE_FALSE((*waiters[holder])->ec);
-  const auto& held = (*waiters[holder])->held;  // kept, as its holder would
-  auto adopted = other.adopt("adopted-away", held.token(), eager);
+  const auto eager = eager_waiter(10s, 3s);
+  held_here_scene t("adopted-away", eager, 2);
+  auto& e = t.e;
+  const auto& held = t.held(t.holder);  // kept, as its holder would
+  auto adopted = t.other.adopt("adopted-away", held.token(), eager);
   const auto freed = steady::now();
-  REQUIRE_FALSE(release(e.io, other, adopted).ec);
-  const auto next = next_to_complete(e, waiters, taken);
+  REQUIRE_FALSE(release(e.io, t.other, adopted).ec);
+  const auto next = t.next_to_complete();
   const auto took = steady::now() - freed;
   INFO("the other waiter completed after " << std::chrono::duration_cast<milliseconds>(took).count()
                                            << " ms");
-  INFO("tokens: first " << first.held.token() << ", holder " << held.token() << ", next "
-                        << (*waiters[next])->held.token());
-  REQUIRE_FALSE((*waiters[next])->ec);
+  INFO("tokens: holder " << held.token() << ", next " << t.held(next).token());
+  REQUIRE_FALSE((*t.waiters[next])->ec);
   CHECK(took < 1s);  // it gave up after its 3 s wait before the fix
   // Not release_everywhere: on a node slow enough to run the other client's
   // release before the holder's own SET (two connections, no order between
   // them), the holder's key is set after its release and lives its TTL.
-  CHECK_FALSE(release(e.io, locks, (*waiters[next])->held).ec);
+  CHECK_FALSE(release(e.io, t.locks, t.held(next)).ec);
 }
 
 // Review of the above: every node stops answering while this client's lock
@@ -749,37 +747,21 @@ TEST_CASE("a lock of this client released through a handle adopted elsewhere fre
 // wait with quorum_unreachable, not the lock's validity (8 s).
 TEST_CASE("unreachable_timeout still bounds a waiter whose own client holds the resource",
           "[integration][held_here]") {
-  env e;
-  redlock::client locks(e.io.get_executor(), e.config);
-  redlock::client other(e.io.get_executor(), e.config);
-  e.warm_up_everywhere(locks);
-  e.warm_up_everywhere(other);
-  const auto key = e.key("gone");
-  auto first = acquire(e.io, other, "gone", once());
-  REQUIRE_FALSE(first.ec);
-  REQUIRE(e.key_everywhere(key, first.held.token()));
-  redlock::lock_options eager;
-  eager.ttl = 8s;
+  auto eager = eager_waiter(8s, 20s);
   eager.request_timeout = 50ms;
-  eager.wait_timeout = 20s;
   eager.unreachable_timeout = 300ms;
-  eager.retry = redlock::retry_policy::exponential(2ms, 10ms, 0);
-  std::vector<pending_lock> waiters{make_pending(), make_pending()};
-  std::vector<bool> taken(waiters.size(), false);
-  start_waiters(e, locks, "gone", eager, waiters);
-  REQUIRE_FALSE(release(e.io, other, first.held).ec);
-  const auto holder = next_to_complete(e, waiters, taken);
-  REQUIRE_FALSE((*waiters[holder])->ec);
+  held_here_scene t("gone", eager, 2);
+  auto& e = t.e;
   for (std::size_t i = 0; i < e.nodes.size(); ++i) e.nodes.node(i).pause();
   const auto gone = steady::now();
-  const auto rest = 1 - holder;
+  const auto rest = 1 - t.holder;
   run_until(
-      e.io, [&] { return waiters[rest]->has_value(); }, 15s, "the other waiter");
+      e.io, [&] { return t.waiters[rest]->has_value(); }, 15s, "the other waiter");
   const auto took = steady::now() - gone;
   for (std::size_t i = 0; i < e.nodes.size(); ++i) e.nodes.node(i).resume();
   INFO("the other waiter gave up after " << std::chrono::duration_cast<milliseconds>(took).count()
-                                         << " ms with " << (*waiters[rest])->ec.message());
-  CHECK((*waiters[rest])->ec == errc::quorum_unreachable);
+                                         << " ms with " << (*t.waiters[rest])->ec.message());
+  CHECK((*t.waiters[rest])->ec == errc::quorum_unreachable);
   CHECK(took < 2s);  // about 8.2 s before the fix
 }
 
