@@ -112,7 +112,10 @@ TEST_CASE("a release during a 2 s wait with the default retry policy is taken",
   INFO("acquired " << ms_since(released_at).count() << " ms after the release");
   REQUIRE_FALSE((*waited)->ec);
   CHECK(ms_since(released_at) < 1s);
-  CHECK(e.key_everywhere(key, (*waited)->held.token()));
+  // A quorum, not every node: woken by the release's message from a node
+  // that ran it first, the waiter may reach another ahead of the release
+  // there, and be refused on it.
+  CHECK(e.nodes_holding(key, (*waited)->held.token()) >= 2);
 }
 
 TEST_CASE("unreachable_timeout ends an acquire of nodes that cannot answer, naming each",
