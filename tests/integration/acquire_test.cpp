@@ -537,7 +537,10 @@ TEST_CASE("a waiter is woken by the holder's unlock long before its retry delay"
                    << " ms after the unlock");
   REQUIRE_FALSE((*waited)->ec);
   CHECK(woken_after < 1s);
-  CHECK(e.key_everywhere(key, (*waited)->held.token()));
+  // A quorum, not every node: woken by the release's message from a node
+  // that ran it first, the waiter may reach another ahead of the release
+  // there, and be refused on it.
+  CHECK(e.nodes_holding(key, (*waited)->held.token()) >= 3);
 }
 
 // One client, two waiters and the holder. The unlock hands the resource to
